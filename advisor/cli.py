@@ -1,0 +1,104 @@
+"""The command line: parses options, calls the library, writes files, maps errors to exit codes.
+
+Exit codes (see :mod:`advisor.errors`): 0 success, 1 internal error, 2 bad usage, 3 input problem.
+A user never sees a traceback unless ``--debug`` is given.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from typing import Any
+
+import click
+
+import parsers
+from advisor import __version__
+from advisor.errors import EXIT_INPUT, EXIT_INTERNAL, EXIT_USAGE, AdvisorError
+from advisor.inspect import render_text, summarize
+from advisor.profile import Profile, merge
+
+
+class _Group(click.Group):
+    """A click group that turns every error into one line on stderr and an exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        debug = bool(ctx.params.get("debug"))
+        try:
+            return super().invoke(ctx)
+        except AdvisorError as exc:
+            if debug:
+                traceback.print_exc()
+            _fail(str(exc), exc.exit_code)
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise
+        except KeyboardInterrupt:
+            _fail("interrupted", EXIT_INTERNAL)
+        except Exception as exc:
+            if debug:
+                traceback.print_exc()
+            _fail(
+                f"internal error: {type(exc).__name__}: {exc} (rerun with --debug and report it)",
+                EXIT_INTERNAL,
+            )
+
+
+def _fail(message: str, code: int) -> None:
+    click.echo(f"cuda-advisor: error: {_one_line(message)}", err=True)
+    sys.exit(code)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="cuda-advisor")
+@click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
+def main(debug: bool) -> None:
+    """Turn nvprof / Nsight Compute / Nsight Systems output into CUDA tuning advice.
+
+    Exit codes: 0 success, 1 internal error, 2 bad usage, 3 input problem.
+    """
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=True))
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list, one object per input.")
+@click.option(
+    "--merge", "merge_inputs", is_flag=True, help="Treat all inputs as one application run."
+)
+def inspect(files: tuple[str, ...], as_json: bool, merge_inputs: bool) -> None:
+    """Show what each profile FILE holds: format, devices, launches, kernels, metrics."""
+    profiles: list[Profile] = []
+    failed = 0
+    for path in files:
+        try:
+            profiles.append(parsers.read(path))
+        except AdvisorError as exc:
+            if exc.exit_code != EXIT_INPUT:
+                raise
+            failed += 1
+            click.echo(f"cuda-advisor: error: {_one_line(str(exc))}", err=True)
+    if merge_inputs and profiles:
+        profiles = [merge(profiles)]
+    summaries = [summarize(p) for p in profiles]
+    if as_json:
+        click.echo(json.dumps(summaries, indent=2, sort_keys=True, allow_nan=False))
+    elif summaries:
+        click.echo(render_text(summaries), nl=False)
+    if failed:
+        sys.exit(EXIT_INPUT)
+
+
+@main.command(name="formats")
+def formats_cmd() -> None:
+    """List the input formats cuda-advisor reads."""
+    from parsers.registry import known_formats
+
+    for name, description in known_formats():
+        click.echo(f"{name:<16} {description}")
+
+
+__all__ = ["EXIT_USAGE", "main"]

@@ -1,0 +1,220 @@
+"""The normalised tables every parser produces, with the unit of each column in its name.
+
+Units are converted at the parser boundary, so every other module sees only these columns:
+durations and timestamps in nanoseconds (``*_ns``), sizes in bytes (``*_bytes``), rates as
+fractions in [0, 1] (``*_frac``), throughputs in bytes per second.  ``metrics.value`` is in the
+base unit named by ``metrics.unit`` (see :data:`BASE_UNITS`).
+
+Each table is a pandas DataFrame with exactly the columns listed here, in this order, with these
+dtypes; :func:`validate` coerces a parser's frame to it and rejects unknown or missing columns.
+Missing values are ``pd.NA``/``NaN``, never a sentinel such as 0 or -1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+
+from advisor.errors import SchemaError
+
+STR = "string"
+INT = "Int64"
+FLOAT = "float64"
+
+#: table name -> ordered {column: dtype}
+TABLES: dict[str, dict[str, str]] = {
+    # One row per kernel launch.  ``launch_id`` is unique in a Profile and links metrics/rules.
+    "launches": {
+        "launch_id": INT,
+        "name": STR,  # demangled kernel name, correlation suffix "[123]" removed
+        "device": STR,  # device name as the profiler prints it, without the "(0)" index
+        "device_id": INT,
+        "context": INT,
+        "stream": INT,
+        "start_ns": FLOAT,  # relative to the start of profiling where the tool says so
+        "duration_ns": FLOAT,
+        "grid_x": INT,
+        "grid_y": INT,
+        "grid_z": INT,
+        "block_x": INT,
+        "block_y": INT,
+        "block_z": INT,
+        "registers_per_thread": INT,
+        "static_shared_bytes": FLOAT,
+        "dynamic_shared_bytes": FLOAT,
+        "correlation_id": INT,
+    },
+    # One row per (device, kernel) when the file aggregates launches (nvprof summary,
+    # nsys cuda_gpu_kern_sum).
+    "kernel_summary": {
+        "name": STR,
+        "device": STR,
+        "device_id": INT,
+        "calls": INT,
+        "total_ns": FLOAT,
+        "avg_ns": FLOAT,
+        "min_ns": FLOAT,
+        "max_ns": FLOAT,
+        "median_ns": FLOAT,
+        "stddev_ns": FLOAT,
+        "time_frac": FLOAT,  # share of the listed GPU time, 0..1
+    },
+    # One row per memcpy / memset.
+    "transfers": {
+        "kind": STR,  # HtoD, DtoH, DtoD, PtoP, HtoH, memset, UM-HtoD, UM-DtoH, ...
+        "bytes": FLOAT,
+        "start_ns": FLOAT,
+        "duration_ns": FLOAT,
+        "device": STR,
+        "device_id": INT,
+        "context": INT,
+        "stream": INT,
+        "src_kind": STR,  # Pageable, Pinned, Device, Managed, ...
+        "dst_kind": STR,
+        "correlation_id": INT,
+    },
+    # One row per transfer kind when the file aggregates (nvprof summary, nsys mem sums,
+    # nvprof unified-memory table).
+    "transfer_summary": {
+        "kind": STR,
+        "device": STR,
+        "calls": INT,
+        "total_ns": FLOAT,
+        "avg_ns": FLOAT,
+        "min_ns": FLOAT,
+        "max_ns": FLOAT,
+        "total_bytes": FLOAT,
+        "avg_bytes": FLOAT,
+        "min_bytes": FLOAT,
+        "max_bytes": FLOAT,
+    },
+    # One row per CUDA runtime / driver API call.
+    "api_calls": {
+        "name": STR,
+        "start_ns": FLOAT,
+        "duration_ns": FLOAT,
+        "process_id": INT,
+        "thread_id": INT,
+        "correlation_id": INT,
+        "result": INT,
+    },
+    "api_summary": {
+        "name": STR,
+        "calls": INT,
+        "total_ns": FLOAT,
+        "avg_ns": FLOAT,
+        "min_ns": FLOAT,
+        "max_ns": FLOAT,
+        "median_ns": FLOAT,
+        "stddev_ns": FLOAT,
+        "time_frac": FLOAT,
+    },
+    # Long format: one row per (launch or kernel summary, metric).  Per-launch rows have a
+    # launch_id and ``value``; summary rows have no launch_id, ``invocations`` and
+    # value = average, ``minimum``/``maximum``/``total`` where the tool prints them.
+    "metrics": {
+        "launch_id": INT,
+        "kernel": STR,
+        "device": STR,
+        "device_id": INT,
+        "metric": STR,  # canonical name (advisor/data/metric_map.csv), else the tool's name
+        "tool_metric": STR,  # the name (or label / description) exactly as the tool printed it
+        "section": STR,  # ncu section or nvprof "event"/"metric"
+        "unit": STR,  # base unit of value/minimum/maximum/total (see BASE_UNITS)
+        "value": FLOAT,
+        "minimum": FLOAT,
+        "maximum": FLOAT,
+        "total": FLOAT,
+        "invocations": INT,
+        "text": STR,  # the raw cell when it is not a number ("PolicySpread", "n/a")
+    },
+    # Nsight Compute rule results (guided analysis), kept as reference data.
+    "rules": {
+        "launch_id": INT,
+        "kernel": STR,
+        "section": STR,
+        "rule": STR,
+        "rule_type": STR,  # OPT, INF, WRN, ERR
+        "description": STR,
+        "speedup_type": STR,  # global / local
+        "estimated_speedup_frac": FLOAT,  # NVIDIA's "Estimated Speedup" (percent) / 100
+    },
+    "devices": {
+        "device_id": INT,
+        "name": STR,
+        "compute_capability": STR,  # "8.0"
+        "sm_count": INT,
+        "sm_clock_hz": FLOAT,
+        "memory_clock_hz": FLOAT,
+        "memory_bandwidth_bytes_per_s": FLOAT,
+        "l2_bytes": FLOAT,
+    },
+}
+
+#: the base units metric values are converted to
+BASE_UNITS = (
+    "ns",  # time
+    "byte",
+    "byte/s",
+    "frac",  # a percentage / 100, or a ratio the tool prints in 0..1
+    "hz",
+    "level",  # nvprof utilization level 0..10 ("Low (1)" -> 1)
+    "",  # plain count or dimensionless number
+)
+
+
+def empty(table: str) -> pd.DataFrame:
+    """An empty frame of ``table`` with the schema's columns and dtypes."""
+    cols = TABLES[table]
+    return pd.DataFrame({c: pd.Series([], dtype=t) for c, t in cols.items()})
+
+
+def validate(table: str, frame: pd.DataFrame | None) -> pd.DataFrame:
+    """Return ``frame`` coerced to the schema of ``table``.
+
+    Columns the schema has but the frame lacks are added as missing values; columns the schema
+    does not name are a :class:`SchemaError` (a parser bug), as are values that cannot be coerced
+    to the column's dtype.
+    """
+    if table not in TABLES:
+        raise SchemaError(f"unknown table {table!r}; tables: {', '.join(TABLES)}")
+    cols = TABLES[table]
+    if frame is None or (len(frame) == 0 and len(frame.columns) == 0):
+        return empty(table)
+    unknown = [c for c in frame.columns if c not in cols]
+    if unknown:
+        raise SchemaError(f"table {table!r}: unknown columns {unknown}")
+    out: dict[str, pd.Series] = {}
+    n = len(frame)
+    for col, dtype in cols.items():
+        if col in frame.columns:
+            series = frame[col].reset_index(drop=True)
+        else:
+            series = pd.Series([pd.NA] * n, dtype="object")
+        out[col] = _coerce(table, col, series, dtype)
+    return pd.DataFrame(out)
+
+
+def _coerce(table: str, col: str, series: pd.Series, dtype: str) -> pd.Series:
+    try:
+        if dtype == FLOAT:
+            return pd.to_numeric(series, errors="raise").astype(FLOAT)
+        if dtype == INT:
+            num = pd.to_numeric(series, errors="raise")
+            if num.dtype.kind == "f":
+                frac = num.dropna() % 1
+                if (frac != 0).any():
+                    raise ValueError("non-integer values")
+            return num.astype(INT)
+        return series.astype(STR)
+    except (ValueError, TypeError) as exc:
+        raise SchemaError(f"table {table!r} column {col!r}: cannot coerce to {dtype}: {exc}") from exc
+
+
+def validate_all(frames: Mapping[str, pd.DataFrame | None]) -> dict[str, pd.DataFrame]:
+    """Validate a mapping of table name -> frame; absent tables become empty frames."""
+    unknown = [t for t in frames if t not in TABLES]
+    if unknown:
+        raise SchemaError(f"unknown tables {unknown}; tables: {', '.join(TABLES)}")
+    return {t: validate(t, frames.get(t)) for t in TABLES}

@@ -1,0 +1,119 @@
+"""Profile readers: ``parsers.read(path) -> Profile`` for every supported profiler export.
+
+The format is detected from the file's content (never its name) by the registry in
+:mod:`parsers.registry`; each format lives in its own module and registers itself on import.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from advisor.errors import NoKernelData, UnreadableInput, UnrecognisedFormat
+from advisor.profile import Profile
+from parsers import registry
+from parsers.source import SQLITE_MAGIC, Source, is_binary
+
+#: how many leading lines a text sniffer sees (preambles can be long: ==PROF== lines of
+#: child processes, interleaved application output)
+SNIFF_LINES = 500
+
+# Format modules register themselves on import.
+from parsers import (  # noqa: E402, F401  (import for the side effect of registering)
+    derived,
+    ncu_csv,
+    nsys_csv,
+    nvprof_csv,
+    nvprof_text,
+)
+
+
+def known_format_names() -> list[str]:
+    return [name for name, _ in registry.known_formats()]
+
+
+def detect(path: str | Path) -> str:
+    """The registry name of the format of ``path`` (raises UnrecognisedFormat)."""
+    raw = _read_bytes(path)
+    for fmt in registry.binary_formats():
+        if fmt.sniff(raw[:4096]):
+            return fmt.name
+    src = Source.from_bytes(str(path), raw)
+    for tfmt in registry.text_formats():
+        if tfmt.sniff(src.head(SNIFF_LINES)):
+            return tfmt.name
+    raise _unrecognised(src, raw)
+
+
+def read(path: str | Path) -> Profile:
+    """Read one profiler export into a validated :class:`Profile`.
+
+    Raises an :class:`~advisor.errors.InputError` subclass with a one-line message for an
+    unreadable, unrecognised or malformed file, and :class:`NoKernelData` for a failed or empty
+    run (quoting the profiler's own error line when the file has one).
+    """
+    raw = _read_bytes(path)
+    profile: Profile | None = None
+    for fmt in registry.binary_formats():
+        if fmt.sniff(raw[:4096]):
+            profile = fmt.read(str(path))
+            break
+    src: Source | None = None
+    if profile is None:
+        src = Source.from_bytes(str(path), raw)
+        head = src.head(SNIFF_LINES)
+        for tfmt in registry.text_formats():
+            if tfmt.sniff(head):
+                profile = tfmt.read(src)
+                break
+        else:
+            raise _unrecognised(src, raw)
+    if not profile.has_kernel_data():
+        failures = src.failure_lines() if src is not None else []
+        if failures:
+            raise NoKernelData(str(path), f"no kernel data; the profiler said: {failures[0]}")
+        if not (len(profile.transfers) or len(profile.api_calls) or len(profile.api_summary)):
+            raise NoKernelData(str(path), "no kernel data: the file holds no kernel launches")
+    return profile
+
+
+def _read_bytes(path: str | Path) -> bytes:
+    p = Path(path)
+    if not p.exists():
+        raise UnreadableInput(str(path), "no such file")
+    if p.is_dir():
+        raise UnreadableInput(str(path), "is a directory, expected a profile file")
+    try:
+        return p.read_bytes()
+    except OSError as exc:
+        raise UnreadableInput(str(path), f"cannot read: {exc.strerror or exc}") from exc
+
+
+def _unrecognised(src: Source, raw: bytes) -> Exception:
+    known = ", ".join(known_format_names())
+    if raw.startswith(SQLITE_MAGIC):
+        return UnrecognisedFormat(
+            src.path,
+            "SQLite database that is neither an nvprof database nor an nsys export "
+            f"(known formats: {known})",
+        )
+    if is_binary(raw):
+        return UnrecognisedFormat(src.path, f"binary file of unknown type (known formats: {known})")
+    failures = src.failure_lines()
+    if failures:
+        return NoKernelData(src.path, f"no profile data; the profiler said: {failures[0]}")
+    if not any(line.strip() for line in src.lines):
+        return NoKernelData(src.path, "the file is empty")
+    if all(not line.strip() or _is_tool_line(line) for line in src.lines):
+        return NoKernelData(
+            src.path, "no profile data: the file has only profiler status lines (no kernel matched?)"
+        )
+    return UnrecognisedFormat(src.path, f"unrecognised content (known formats: {known})")
+
+
+def _is_tool_line(line: str) -> bool:
+    from parsers.source import is_preamble
+
+    return is_preamble(line)
+
+
+__all__ = ["Profile", "detect", "known_format_names", "read"]

@@ -1,0 +1,72 @@
+"""Kernel, device and transfer names as the profilers print them, normalised."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+_CORR_SUFFIX = re.compile(r"\s\[(\d+)\]$")
+_DEVICE = re.compile(r"^(.*\S)\s*\((\d+)\)$")
+_DIMS = re.compile(r"^\(?\s*(\d+)[\s,]+(\d+)[\s,]+(\d+)\s*\)?$")
+
+#: memcpy direction spellings -> normalised kind
+_KINDS = {
+    "htod": "HtoD", "host-to-device": "HtoD", "host to device": "HtoD",
+    "dtoh": "DtoH", "device-to-host": "DtoH", "device to host": "DtoH",
+    "dtod": "DtoD", "device-to-device": "DtoD", "device to device": "DtoD",
+    "ptop": "PtoP", "peer-to-peer": "PtoP", "peer to peer": "PtoP",
+    "htoh": "HtoH", "host-to-host": "HtoH", "host to host": "HtoH",
+    "atod": "AtoD", "dtoa": "DtoA", "atoa": "AtoA", "atoh": "AtoH", "htoa": "HtoA",
+}  # fmt: skip
+_TRANSFER = re.compile(
+    r"^\[CUDA (Unified Memory )?(memcpy|memset)\s*([A-Za-z\- ]*)\]$|^\[CUDA memset\]$", re.I
+)
+
+
+def split_correlation(name: str) -> tuple[str, int | None]:
+    """``'matMul(float*, int) [110]'`` -> ``('matMul(float*, int)', 110)``."""
+    m = _CORR_SUFFIX.search(name)
+    if not m:
+        return name, None
+    return name[: m.start()], int(m.group(1))
+
+
+def split_device(text: str) -> tuple[str, int | None]:
+    """``'Tesla K40c (0)'`` -> ``('Tesla K40c', 0)``; a bare index ``'0'`` -> ``('', 0)``."""
+    text = text.strip()
+    if text.isdigit():
+        return "", int(text)
+    m = _DEVICE.match(text)
+    if m:
+        return m.group(1), int(m.group(2))
+    return text, None
+
+
+def parse_dims(text: str) -> tuple[int, int, int] | None:
+    """``'(384, 1, 1)'`` or ``'(32768 1 1)'`` -> (384, 1, 1); anything else -> None."""
+    m = _DIMS.match(text.strip())
+    if not m:
+        return None
+    return int(m.group(1)), int(m.group(2)), int(m.group(3))
+
+
+def transfer_kind(name: str) -> str | None:
+    """The normalised kind of a memcpy/memset activity name, or None for a kernel.
+
+    ``[CUDA memcpy HtoD]`` and ``[CUDA memcpy Host-to-Device]`` -> ``HtoD``; ``[CUDA memset]`` ->
+    ``memset``; ``[CUDA Unified Memory memcpy DtoH]`` -> ``UM-DtoH``.
+    """
+    m = _TRANSFER.match(name.strip())
+    if not m:
+        return None
+    if m.group(2) is None or m.group(2).lower() == "memset":
+        return "memset"
+    direction = _KINDS.get((m.group(3) or "").strip().lower(), (m.group(3) or "").strip())
+    return ("UM-" if m.group(1) else "") + (direction or "memcpy")
+
+
+def to_int_or_na(value: float | int | None) -> object:
+    if value is None or (isinstance(value, float) and value != value):
+        return pd.NA
+    return int(value)

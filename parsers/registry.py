@@ -1,0 +1,62 @@
+"""The registry of input formats.
+
+Each parser module registers one format with :func:`register`: a name (``nvprof-csv``), the
+profiler, a one-line description, a ``sniff`` that decides from content alone (never the file
+name) and a ``read`` that returns a :class:`~advisor.profile.Profile`.  Text formats sniff the
+first lines of the decoded file; binary formats sniff the first bytes.  Sniffers are tried in
+ascending ``priority`` order and the first that says yes reads the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from advisor.profile import Profile
+from parsers.source import Source
+
+
+@dataclass(frozen=True)
+class TextFormat:
+    name: str
+    profiler: str
+    description: str
+    sniff: Callable[[Sequence[str]], bool]
+    read: Callable[[Source], Profile]
+    priority: int = 50
+
+
+@dataclass(frozen=True)
+class BinaryFormat:
+    name: str
+    profiler: str
+    description: str
+    sniff: Callable[[bytes], bool]
+    read: Callable[[str], Profile]
+    priority: int = 50
+
+
+TEXT_FORMATS: dict[str, TextFormat] = {}
+BINARY_FORMATS: dict[str, BinaryFormat] = {}
+
+
+def register(fmt: TextFormat | BinaryFormat) -> None:
+    """Add a format; registering the same name twice is a programming error."""
+    table: dict = TEXT_FORMATS if isinstance(fmt, TextFormat) else BINARY_FORMATS
+    if fmt.name in TEXT_FORMATS or fmt.name in BINARY_FORMATS:
+        raise ValueError(f"format {fmt.name!r} registered twice")
+    table[fmt.name] = fmt
+
+
+def text_formats() -> list[TextFormat]:
+    return sorted(TEXT_FORMATS.values(), key=lambda f: (f.priority, f.name))
+
+
+def binary_formats() -> list[BinaryFormat]:
+    return sorted(BINARY_FORMATS.values(), key=lambda f: (f.priority, f.name))
+
+
+def known_formats() -> list[tuple[str, str]]:
+    """(name, description) of every registered format, for help and error messages."""
+    both: list[TextFormat | BinaryFormat] = [*text_formats(), *binary_formats()]
+    return sorted(((f.name, f.description) for f in both), key=lambda t: t[0])
