@@ -21,8 +21,11 @@ SNIFF_LINES = 500
 from parsers import (  # noqa: E402, F401  (import for the side effect of registering)
     derived,
     ncu_csv,
+    ncu_rep,
     nsys_csv,
+    nsys_sqlite,
     nvprof_csv,
+    nvprof_sqlite,
     nvprof_text,
 )
 

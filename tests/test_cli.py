@@ -1,0 +1,152 @@
+"""Command line: exit codes, one-line errors, no tracebacks, atomic output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import parsers
+from advisor.cli import main
+from advisor.errors import UsageError
+from advisor.output import write_atomic
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def assert_one_line_error(stderr: str, *needles: str) -> None:
+    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("cuda-advisor: error: ")
+    assert "Traceback" not in stderr
+    for needle in needles:
+        assert needle in lines[0]
+
+
+def test_version_and_help() -> None:
+    code, out, _ = run("--version")
+    assert code == 0 and "cuda-advisor" in out
+    code, out, _ = run("--help")
+    assert code == 0 and "Exit codes" in out
+
+
+def test_missing_argument_is_usage_error() -> None:
+    code, _, err = run("inspect")
+    assert code == 2
+    assert "Missing argument" in err
+
+
+def test_unknown_option_is_usage_error() -> None:
+    code, _, _ = run("inspect", "--no-such-option", "x")
+    assert code == 2
+
+
+def test_missing_file_exits_3_naming_the_file(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.csv"
+    code, _, err = run("inspect", str(missing))
+    assert code == 3
+    assert_one_line_error(err, str(missing), "no such file")
+
+
+def test_directory_exits_3(tmp_path: Path) -> None:
+    code, _, err = run("inspect", str(tmp_path))
+    assert code == 3
+    assert_one_line_error(err, "is a directory")
+
+
+def test_empty_file_exits_3(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    code, _, err = run("inspect", str(empty))
+    assert code == 3
+    assert_one_line_error(err, str(empty), "empty")
+
+
+def test_unrecognised_text_lists_known_formats(tmp_path: Path) -> None:
+    f = tmp_path / "notes.csv"
+    f.write_text("hello,world\n1,2\n")
+    code, _, err = run("inspect", str(f))
+    assert code == 3
+    assert_one_line_error(err, str(f), "unrecognised", "known formats")
+    for name in parsers.known_format_names():
+        assert name in err
+
+
+def test_unknown_binary_exits_3(tmp_path: Path) -> None:
+    f = tmp_path / "blob.bin"
+    f.write_bytes(b"\x00\x01\x02garbage" * 100)
+    code, _, err = run("inspect", str(f))
+    assert code == 3
+    assert_one_line_error(err, str(f), "binary")
+
+
+def test_profiler_error_line_is_quoted(tmp_path: Path) -> None:
+    f = tmp_path / "failed.csv"
+    f.write_text(
+        "==PROF== Connected to process 1 (/bin/app)\n"
+        "==PROF== Disconnected from process 1\n"
+        "==ERROR== The application returned an error code (1).\n"
+    )
+    code, _, err = run("inspect", str(f))
+    assert code == 3
+    assert_one_line_error(err, "==ERROR== The application returned an error code (1).")
+
+
+def test_internal_error_exits_1_without_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def boom(path: str) -> None:
+        raise RuntimeError("synthetic failure")
+
+    monkeypatch.setattr(parsers, "read", boom)
+    f = tmp_path / "x.csv"
+    f.write_text("x")
+    code, _, err = run("inspect", str(f))
+    assert code == 1
+    assert_one_line_error(err, "internal error", "synthetic failure")
+    code, _, err = run("--debug", "inspect", str(f))
+    assert code == 1
+    assert "Traceback" in err
+
+
+def test_inspect_continues_after_a_bad_file_and_exits_3(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.csv"
+    bad.write_text("")
+    missing = tmp_path / "missing.csv"
+    code, out, err = run("inspect", "--json", str(bad), str(missing))
+    assert code == 3
+    assert json.loads(out) == []
+    assert len(err.strip().splitlines()) == 2
+
+
+def test_formats_lists_registered_formats() -> None:
+    code, out, _ = run("formats")
+    assert code == 0
+    for name in parsers.known_format_names():
+        assert name in out
+
+
+def test_write_atomic_refuses_to_overwrite_an_input(tmp_path: Path) -> None:
+    src = tmp_path / "profile.csv"
+    src.write_text("original")
+    with pytest.raises(UsageError, match="refusing to overwrite an input"):
+        write_atomic(src, "new", inputs=[str(src)])
+    assert src.read_text() == "original"
+
+
+def test_write_atomic_replaces_whole_file_and_leaves_no_temp(tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    out.write_text("old")
+    write_atomic(out, "new content")
+    assert out.read_text() == "new content"
+    assert [p.name for p in tmp_path.iterdir()] == ["report.html"]
+
+
+def test_write_atomic_missing_folder_is_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="does not exist"):
+        write_atomic(tmp_path / "no" / "dir" / "r.html", "x")

@@ -1,0 +1,164 @@
+"""The normalised model: schema validation, Profile construction, merge, metric map, names."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from advisor import metric_map, schema
+from advisor.errors import SchemaError
+from advisor.profile import Profile, Provenance, merge
+from parsers import frames, names
+
+PROV = Provenance(path="a.csv", format="test", profiler="nvprof")
+
+
+def test_validate_adds_missing_columns_and_coerces_types() -> None:
+    df = schema.validate("launches", pd.DataFrame({"name": ["k"], "duration_ns": [1500]}))
+    assert list(df.columns) == list(schema.TABLES["launches"])
+    assert df["duration_ns"].dtype == "float64"
+    assert df["grid_x"].dtype == "Int64"
+    assert df["grid_x"].isna().all()
+
+
+def test_validate_rejects_unknown_columns() -> None:
+    with pytest.raises(SchemaError, match="unknown columns"):
+        schema.validate("launches", pd.DataFrame({"Duration": [1.0]}))
+
+
+def test_validate_rejects_fractional_integers() -> None:
+    with pytest.raises(SchemaError, match="grid_x"):
+        schema.validate("launches", pd.DataFrame({"grid_x": [1.5]}))
+
+
+def test_profile_assigns_launch_ids_and_rejects_duplicates() -> None:
+    prof = Profile(provenance=(PROV,), launches=pd.DataFrame({"name": ["a", "b"]}))
+    assert list(prof.launches["launch_id"]) == [0, 1]
+    with pytest.raises(SchemaError, match="unique"):
+        Profile(provenance=(PROV,), launches=pd.DataFrame({"launch_id": [3, 3], "name": ["a", "b"]}))
+
+
+def test_empty_profile_has_every_table_and_no_kernel_data() -> None:
+    prof = Profile(provenance=(PROV,))
+    assert set(prof.frames) == set(schema.TABLES)
+    assert not prof.has_kernel_data()
+    assert prof.kernel_names() == []
+
+
+def test_merge_renumbers_launch_ids_and_keeps_metric_links() -> None:
+    a = Profile(
+        provenance=(PROV,),
+        launches=pd.DataFrame({"launch_id": [0, 1], "name": ["k1", "k2"]}),
+        metrics=pd.DataFrame({"launch_id": [1], "kernel": ["k2"], "metric": ["m"], "value": [5.0]}),
+    )
+    b = Profile(
+        provenance=(Provenance(path="b.csv", format="test", profiler="nvprof"),),
+        launches=pd.DataFrame({"launch_id": [0], "name": ["k3"]}),
+        metrics=pd.DataFrame({"launch_id": [0], "kernel": ["k3"], "metric": ["m"], "value": [7.0]}),
+        devices=pd.DataFrame({"device_id": [0], "name": ["GPU"]}),
+    )
+    m = merge([a, b])
+    assert list(m.launches["launch_id"]) == [0, 1, 2]
+    # metric of k3 (launch 0 in b) now points at launch 2, whose name is k3
+    row = m.metrics[m.metrics["kernel"] == "k3"].iloc[0]
+    assert m.launches.set_index("launch_id").loc[row["launch_id"], "name"] == "k3"
+    assert m.path == "a.csv + b.csv"
+    assert len(m.devices) == 1
+
+
+def test_metric_map_maps_ncu_label_and_nvprof_name_to_one_canonical() -> None:
+    # ncu prints "Achieved Occupancy" in %, nvprof achieved_occupancy as a bare fraction
+    assert metric_map.canonicalize("Achieved Occupancy", 0.7553, "frac", "ncu") == (
+        "achieved_occupancy",
+        0.7553,
+        "frac",
+    )
+    assert metric_map.canonicalize("achieved_occupancy", 0.75, "", "nvprof") == (
+        "achieved_occupancy",
+        0.75,
+        "frac",
+    )
+
+
+def test_metric_map_applies_ncu_scale() -> None:
+    # threads per warp instruction 16 of 32 -> warp execution efficiency 0.5
+    name, value, unit = metric_map.canonicalize(
+        "smsp__thread_inst_executed_per_inst_executed.ratio", 16.0, "", "ncu"
+    )
+    assert (name, value, unit) == ("warp_execution_efficiency", 0.5, "frac")
+
+
+def test_metric_map_keeps_name_when_units_disagree() -> None:
+    # "Memory Throughput" is also printed in Gbyte/s (Memory Workload Analysis): not a percentage
+    assert metric_map.canonicalize("Memory Throughput", 1e9, "byte/s", "ncu")[0] == (
+        "Memory Throughput"
+    )
+    assert metric_map.canonicalize("unknown_metric", 1.0, "", "ncu") == (
+        "unknown_metric",
+        1.0,
+        "",
+    )
+
+
+def test_metric_map_entries_are_unique() -> None:
+    canon = [e.canonical for e in metric_map.entries()]
+    assert len(canon) == len(set(canon))
+    tool_names = [n for e in metric_map.entries() for n in (e.nvprof, e.ncu) if n]
+    assert len(tool_names) == len(set(tool_names))
+
+
+def test_metric_record_converts_min_max_with_the_same_mapping() -> None:
+    rec = frames.metric_record(
+        tool="ncu",
+        tool_metric="smsp__thread_inst_executed_per_inst_executed.ratio",
+        value=16.0,
+        unit="",
+        kernel="k",
+        minimum=8.0,
+        maximum=32.0,
+    )
+    assert (rec["metric"], rec["value"], rec["minimum"], rec["maximum"]) == (
+        "warp_execution_efficiency",
+        0.5,
+        0.25,
+        1.0,
+    )
+
+
+def test_gpu_activity_frames_splits_kernels_and_transfers() -> None:
+    rows = pd.DataFrame(
+        {
+            "name": ["[CUDA memcpy HtoD]", "matMul(float*, int) [110]", "[CUDA memset]"],
+            "duration_ns": [10.0, 20.0, 5.0],
+            "bytes": [4096.0, None, 8.0],
+        }
+    )
+    launches, transfers = frames.gpu_activity_frames(rows)
+    assert list(launches["name"]) == ["matMul(float*, int)"]
+    assert list(launches["correlation_id"]) == [110]
+    assert list(transfers["kind"]) == ["HtoD", "memset"]
+    assert list(transfers["bytes"]) == [4096.0, 8.0]
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("[CUDA memcpy HtoD]", "HtoD"),
+        ("[CUDA memcpy Host-to-Device]", "HtoD"),
+        ("[CUDA memcpy Device-to-Host]", "DtoH"),
+        ("[CUDA memcpy PtoP]", "PtoP"),
+        ("[CUDA memset]", "memset"),
+        ("[CUDA Unified Memory memcpy DtoH]", "UM-DtoH"),
+        ("void kernel<int=32>(float*)", None),
+    ],
+)
+def test_transfer_kind(text: str, kind: str | None) -> None:
+    assert names.transfer_kind(text) == kind
+
+
+def test_device_and_dims_parsing() -> None:
+    assert names.split_device("GeForce GTX 1080 Ti (0)") == ("GeForce GTX 1080 Ti", 0)
+    assert names.split_device("1") == ("", 1)
+    assert names.parse_dims("(384, 1, 1)") == (384, 1, 1)
+    assert names.parse_dims("(32768 1 1)") == (32768, 1, 1)
+    assert names.parse_dims("n/a") is None
