@@ -6,7 +6,8 @@ Counts, per input:
   (``launch_source = "trace"``), else the sum of the invocation counts of its kernel summary
   (``"summary"``), else of its per-kernel metric summaries (``"metrics"``).
 * ``kernels``: distinct kernel names (launches, summaries, metrics and rules together).
-* ``transfers`` / ``api_calls``: per-call rows, else the sum of the calls of their summaries.
+* ``transfers`` / ``api_calls``: per-call rows, else the sum of the calls of their summaries
+  (unified-memory page-fault, thrashing and throttling counts are not transfers).
 * ``metrics``: distinct metrics per launch (or per kernel for summary exports);
   ``metric_values``: all metric rows.
 """
@@ -25,7 +26,7 @@ def summarize(profile: Profile) -> dict[str, Any]:
     """The inspect summary of one profile (JSON-serialisable, deterministic)."""
     prov = profile.provenance
     launches, launch_source = _launch_count(profile)
-    transfers = len(profile.transfers) or _sum_calls(profile.transfer_summary)
+    transfers = len(profile.transfers) or _sum_calls(_copies(profile.transfer_summary))
     api_calls = len(profile.api_calls) or _sum_calls(profile.api_summary)
     return {
         "path": profile.path,
@@ -63,6 +64,11 @@ def _launch_count(profile: Profile) -> tuple[int, str]:
         inv = metrics.dropna(subset=["invocations"]).drop_duplicates(["kernel", "device"])
         return int(inv["invocations"].sum()), "metrics"
     return 0, "none"
+
+
+def _copies(frame: pd.DataFrame) -> pd.DataFrame:
+    """Summary rows that are data movements (not unified-memory fault/thrash/throttle counts)."""
+    return frame[~frame["kind"].fillna("").str.contains("fault|thrash|throttl", regex=True)]
 
 
 def _sum_calls(frame: pd.DataFrame) -> int:

@@ -60,8 +60,27 @@ def _index() -> dict[str, MetricEntry]:
     return index
 
 
-def lookup(name: str) -> MetricEntry | None:
-    """The entry whose canonical name, nvprof name, ncu name or alias is ``name``."""
+@cache
+def _tool_index(tool: str) -> dict[str, MetricEntry]:
+    index: dict[str, MetricEntry] = {}
+    for entry in entries():
+        own = entry.ncu if tool == "ncu" else entry.nvprof
+        for key in (own, *entry.aliases):
+            if key and key not in index:
+                index[key] = entry
+    return index
+
+
+def lookup(name: str, tool: str | None = None) -> MetricEntry | None:
+    """The entry for ``name``.
+
+    Without ``tool``: whose canonical name, nvprof name, ncu name or alias is ``name``.  With
+    ``tool`` ("nvprof" or "ncu"): whose name *in that tool* or alias is ``name`` -- an ncu metric
+    that happens to share an nvprof name (ncu's source-level ``inst_executed``) is not the nvprof
+    quantity.
+    """
+    if tool in ("nvprof", "ncu"):
+        return _tool_index(tool).get(name.strip())
     return _index().get(name.strip())
 
 
@@ -74,7 +93,7 @@ def canonicalize(name: str, value: float, unit: str, tool: str) -> tuple[str, fl
     quantity.  nvprof prints some fractions bare (``achieved_occupancy`` 0.75): a bare number
     for a ``frac`` quantity is taken as already a fraction.
     """
-    entry = lookup(name)
+    entry = lookup(name, tool)
     if entry is None:
         return name, value, unit
     if tool == "ncu" and entry.ncu_scale != 1 and unit == "":

@@ -22,7 +22,9 @@ class Provenance:
     path: str
     format: str  # registry key of the parser, e.g. "nvprof-csv"
     profiler: str  # nvprof | ncu | nsys | derived
-    modes: tuple[str, ...] = ()  # tables found, e.g. ("gpu-trace",) or ("summary", "unified-memory")
+    modes: tuple[
+        str, ...
+    ] = ()  # tables found, e.g. ("gpu-trace",) or ("summary", "unified-memory")
     profiler_version: str | None = None
     notes: tuple[str, ...] = ()  # assumptions taken while reading (e.g. an assumed time unit)
 
@@ -35,9 +37,7 @@ class Profile:
     launches: pd.DataFrame = field(default_factory=lambda: schema.empty("launches"))
     kernel_summary: pd.DataFrame = field(default_factory=lambda: schema.empty("kernel_summary"))
     transfers: pd.DataFrame = field(default_factory=lambda: schema.empty("transfers"))
-    transfer_summary: pd.DataFrame = field(
-        default_factory=lambda: schema.empty("transfer_summary")
-    )
+    transfer_summary: pd.DataFrame = field(default_factory=lambda: schema.empty("transfer_summary"))
     api_calls: pd.DataFrame = field(default_factory=lambda: schema.empty("api_calls"))
     api_summary: pd.DataFrame = field(default_factory=lambda: schema.empty("api_summary"))
     metrics: pd.DataFrame = field(default_factory=lambda: schema.empty("metrics"))
@@ -103,7 +103,8 @@ def merge(profiles: Sequence[Profile]) -> Profile:
 
 
 def _remap(ids: pd.Series, mapping: dict[int, int]) -> pd.Series:
-    return pd.array([mapping.get(int(v)) if pd.notna(v) else pd.NA for v in ids], dtype="Int64")
+    values = [mapping.get(int(v)) if pd.notna(v) else pd.NA for v in ids]
+    return pd.Series(values, index=ids.index, dtype="Int64")
 
 
 def _concat(frames: Iterable[pd.DataFrame], table: str) -> pd.DataFrame:

@@ -199,17 +199,19 @@ def validate(table: str, frame: pd.DataFrame | None) -> pd.DataFrame:
 def _coerce(table: str, col: str, series: pd.Series, dtype: str) -> pd.Series:
     try:
         if dtype == FLOAT:
-            return pd.to_numeric(series, errors="raise").astype(FLOAT)
+            return pd.to_numeric(series, errors="raise").astype("float64")
         if dtype == INT:
             num = pd.to_numeric(series, errors="raise")
             if num.dtype.kind == "f":
                 frac = num.dropna() % 1
                 if (frac != 0).any():
                     raise ValueError("non-integer values")
-            return num.astype(INT)
-        return series.astype(STR)
+            return num.astype("Int64")
+        return series.astype("string")
     except (ValueError, TypeError) as exc:
-        raise SchemaError(f"table {table!r} column {col!r}: cannot coerce to {dtype}: {exc}") from exc
+        raise SchemaError(
+            f"table {table!r} column {col!r}: cannot coerce to {dtype}: {exc}"
+        ) from exc
 
 
 def validate_all(frames: Mapping[str, pd.DataFrame | None]) -> dict[str, pd.DataFrame]:

@@ -11,7 +11,7 @@ from pathlib import Path
 from advisor.errors import NoKernelData, UnreadableInput, UnrecognisedFormat
 from advisor.profile import Profile
 from parsers import registry
-from parsers.source import SQLITE_MAGIC, Source, is_binary
+from parsers.source import Source, is_binary, is_preamble
 
 #: how many leading lines a text sniffer sees (preambles can be long: ==PROF== lines of
 #: child processes, interleaved application output)
@@ -93,30 +93,26 @@ def _read_bytes(path: str | Path) -> bytes:
 
 def _unrecognised(src: Source, raw: bytes) -> Exception:
     known = ", ".join(known_format_names())
-    if raw.startswith(SQLITE_MAGIC):
+    if is_binary(raw):
         return UnrecognisedFormat(
             src.path,
-            "SQLite database that is neither an nvprof database nor an nsys export "
-            f"(known formats: {known})",
+            f"binary file of unknown type (known formats: {known}); an Nsight Systems report "
+            "(.nsys-rep/.qdrep) needs nsys to read it: export it with `nsys export --type sqlite "
+            "-o run.sqlite run.nsys-rep` or `nsys stats --report cuda_gpu_trace,cuda_api_trace "
+            "--format csv -o run run.nsys-rep` and pass the result",
         )
-    if is_binary(raw):
-        return UnrecognisedFormat(src.path, f"binary file of unknown type (known formats: {known})")
     failures = src.failure_lines()
     if failures:
         return NoKernelData(src.path, f"no profile data; the profiler said: {failures[0]}")
     if not any(line.strip() for line in src.lines):
         return NoKernelData(src.path, "the file is empty")
-    if all(not line.strip() or _is_tool_line(line) for line in src.lines):
+    if all(not line.strip() or is_preamble(line) for line in src.lines):
         return NoKernelData(
-            src.path, "no profile data: the file has only profiler status lines (no kernel matched?)"
+            src.path,
+            "no kernel was profiled: the file has only profiler status lines "
+            "(did no kernel match the filter?)",
         )
     return UnrecognisedFormat(src.path, f"unrecognised content (known formats: {known})")
-
-
-def _is_tool_line(line: str) -> bool:
-    from parsers.source import is_preamble
-
-    return is_preamble(line)
 
 
 __all__ = ["Profile", "detect", "known_format_names", "read"]

@@ -35,7 +35,9 @@ def test_profile_assigns_launch_ids_and_rejects_duplicates() -> None:
     prof = Profile(provenance=(PROV,), launches=pd.DataFrame({"name": ["a", "b"]}))
     assert list(prof.launches["launch_id"]) == [0, 1]
     with pytest.raises(SchemaError, match="unique"):
-        Profile(provenance=(PROV,), launches=pd.DataFrame({"launch_id": [3, 3], "name": ["a", "b"]}))
+        Profile(
+            provenance=(PROV,), launches=pd.DataFrame({"launch_id": [3, 3], "name": ["a", "b"]})
+        )
 
 
 def test_empty_profile_has_every_table_and_no_kernel_data() -> None:
