@@ -202,11 +202,12 @@ def _coerce(table: str, col: str, series: pd.Series, dtype: str) -> pd.Series:
             return pd.to_numeric(series, errors="raise").astype("float64")
         if dtype == INT:
             num = pd.to_numeric(series, errors="raise")
-            if num.dtype.kind == "f":
-                frac = num.dropna() % 1
-                if (frac != 0).any():
-                    raise ValueError("non-integer values")
-            return num.astype("Int64")
+            if num.dtype.kind in "iu":
+                return num.astype("Int64")
+            floats = num.astype("Float64")
+            if (floats.dropna() % 1 != 0).any():
+                raise ValueError("non-integer values")
+            return floats.astype("Int64")
         return series.astype("string")
     except (ValueError, TypeError) as exc:
         raise SchemaError(

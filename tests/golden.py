@@ -72,7 +72,12 @@ def fingerprint(profile: Profile) -> dict[str, Any]:
             cols[col] = info
         digest = hashlib.sha256(_canonical_csv(frame).encode("utf-8")).hexdigest()
         tables[name] = {"rows": len(frame), "sha256": digest, "columns": cols}
-    return {"provenance": provenance(profile), "tables": tables}
+    prov = provenance(profile)
+    for entry in prov:  # notes may quote the file: keep only their count and hash
+        notes = entry.pop("notes")
+        entry["notes_count"] = len(notes)
+        entry["notes_sha256"] = hashlib.sha256("\n".join(notes).encode("utf-8")).hexdigest()
+    return {"provenance": prov, "tables": tables}
 
 
 def full(profile: Profile) -> dict[str, Any]:
