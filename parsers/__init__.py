@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from advisor.errors import NoKernelData, UnreadableInput, UnrecognisedFormat
+from advisor.errors import NoKernelData, UnrecognisedFormat
 from advisor.profile import Profile
 from parsers import registry
-from parsers.source import Source, is_binary, is_preamble
+from parsers.source import Source, is_binary, is_preamble, read_bytes
 
 #: how many leading lines a text sniffer sees (preambles can be long: ==PROF== lines of
 #: child processes, interleaved application output)
@@ -36,7 +36,7 @@ def known_format_names() -> list[str]:
 
 def detect(path: str | Path) -> str:
     """The registry name of the format of ``path`` (raises UnrecognisedFormat)."""
-    raw = _read_bytes(path)
+    raw = read_bytes(path)
     for fmt in registry.binary_formats():
         if fmt.sniff(raw[:4096]):
             return fmt.name
@@ -54,7 +54,7 @@ def read(path: str | Path) -> Profile:
     unreadable, unrecognised or malformed file, and :class:`NoKernelData` for a failed or empty
     run (quoting the profiler's own error line when the file has one).
     """
-    raw = _read_bytes(path)
+    raw = read_bytes(path)
     profile: Profile | None = None
     for fmt in registry.binary_formats():
         if fmt.sniff(raw[:4096]):
@@ -77,18 +77,6 @@ def read(path: str | Path) -> Profile:
         if not (len(profile.transfers) or len(profile.api_calls) or len(profile.api_summary)):
             raise NoKernelData(str(path), "no kernel data: the file holds no kernel launches")
     return profile
-
-
-def _read_bytes(path: str | Path) -> bytes:
-    p = Path(path)
-    if not p.exists():
-        raise UnreadableInput(str(path), "no such file")
-    if p.is_dir():
-        raise UnreadableInput(str(path), "is a directory, expected a profile file")
-    try:
-        return p.read_bytes()
-    except OSError as exc:
-        raise UnreadableInput(str(path), f"cannot read: {exc.strerror or exc}") from exc
 
 
 def _unrecognised(src: Source, raw: bytes) -> Exception:

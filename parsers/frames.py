@@ -73,9 +73,7 @@ def gpu_activity_frames(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]
     if len(kernels):
         split = kernels["name"].map(split_correlation)
         kernels["name"] = split.map(lambda t: t[0])
-        suffix_ids = pd.Series(
-            pd.array([t[1] for t in split], dtype="Int64"), index=kernels.index
-        )
+        suffix_ids = pd.Series(pd.array([t[1] for t in split], dtype="Int64"), index=kernels.index)
         if "correlation_id" in kernels.columns:
             kernels["correlation_id"] = kernels["correlation_id"].where(
                 kernels["correlation_id"].notna(), suffix_ids

@@ -38,9 +38,9 @@ from parsers.sqlite_db import (
     SqliteReader,
     add_reader,
     as_int,
-    as_text,
     int_column,
     lookup,
+    string_by_id,
 )
 
 FORMAT = "nsys-sqlite"
@@ -246,12 +246,7 @@ def _version(db: Database) -> str | None:
 
 
 def _string(db: Database, strings: Mapping[int, str], cell: object, what: str) -> str | None:
-    if as_text(cell) is None:
-        return None
-    name = lookup(strings, cell)
-    if name is None:
-        raise db.malformed(f"{what} id {cell!r} is not in StringIds")
-    return name
+    return string_by_id(db, strings, cell, what, "StringIds")
 
 
 add_reader(

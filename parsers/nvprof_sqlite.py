@@ -44,6 +44,7 @@ from parsers.sqlite_db import (
     as_text,
     int_column,
     lookup,
+    string_by_id,
 )
 
 FORMAT = "nvprof-db"
@@ -311,15 +312,7 @@ def _schema_version(db: Database) -> str | None:
 
 
 def _string(db: Database, strings: Mapping[int, str], cell: object, what: str) -> str | None:
-    """A name stored as a StringTable id (or, defensively, as text)."""
-    if isinstance(cell, str):
-        return cell
-    if as_text(cell) is None:
-        return None
-    name = lookup(strings, cell)
-    if name is None:
-        raise db.malformed(f"{what} id {cell!r} is not in StringTable")
-    return name
+    return string_by_id(db, strings, cell, what, "StringTable")
 
 
 add_reader(

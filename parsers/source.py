@@ -36,16 +36,7 @@ class Source:
 
     @classmethod
     def from_path(cls, path: str | Path) -> Source:
-        p = Path(path)
-        if not p.exists():
-            raise UnreadableInput(str(path), "no such file")
-        if p.is_dir():
-            raise UnreadableInput(str(path), "is a directory, expected a profile file")
-        try:
-            raw = p.read_bytes()
-        except OSError as exc:
-            raise UnreadableInput(str(path), f"cannot read: {exc.strerror or exc}") from exc
-        return cls.from_bytes(str(path), raw)
+        return cls.from_bytes(str(path), read_bytes(path))
 
     @classmethod
     def from_bytes(cls, path: str, raw: bytes) -> Source:
@@ -69,6 +60,19 @@ class Source:
             if m and m.group(0).strip() not in found:
                 found.append(m.group(0).strip())
         return found
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """The bytes of ``path``, or an UnreadableInput naming it."""
+    p = Path(path)
+    if not p.exists():
+        raise UnreadableInput(str(path), "no such file")
+    if p.is_dir():
+        raise UnreadableInput(str(path), "is a directory, expected a profile file")
+    try:
+        return p.read_bytes()
+    except OSError as exc:
+        raise UnreadableInput(str(path), f"cannot read: {exc.strerror or exc}") from exc
 
 
 def is_preamble(line: str) -> bool:

@@ -209,3 +209,17 @@ register(
         priority=20,
     )
 )
+
+
+def string_by_id(
+    db: Database, strings: Mapping[int, str], cell: object, what: str, table: str
+) -> str | None:
+    """A name stored as an id into the string table ``table`` (or, defensively, as text)."""
+    if isinstance(cell, str):
+        return cell
+    if as_text(cell) is None:
+        return None
+    name = lookup(strings, cell)
+    if name is None:
+        raise db.malformed(f"{what} id {cell!r} is not in {table}")
+    return name
