@@ -3,7 +3,7 @@
 Counts, per input:
 
 * ``launches``: kernel launches.  From per-launch rows when the file has them
-  (``launch_source = "trace"``), else the sum of the invocation counts of its kernel summary
+  (``launch_source = "per-launch"``), else the sum of the invocation counts of its kernel summary
   (``"summary"``), else of its per-kernel metric summaries (``"metrics"``).
 * ``kernels``: distinct kernel names (launches, summaries, metrics and rules together).
 * ``transfers`` / ``api_calls``: per-call rows, else the sum of the calls of their summaries
@@ -53,7 +53,7 @@ def render_text(summaries: list[dict[str, Any]]) -> str:
 
 def _launch_count(profile: Profile) -> tuple[int, str]:
     if len(profile.launches):
-        return len(profile.launches), "trace"
+        return len(profile.launches), "per-launch"
     if len(profile.kernel_summary):
         return _sum_calls(profile.kernel_summary), "summary"
     metrics = profile.metrics

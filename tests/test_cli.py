@@ -150,3 +150,28 @@ def test_write_atomic_replaces_whole_file_and_leaves_no_temp(tmp_path: Path) -> 
 def test_write_atomic_missing_folder_is_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="does not exist"):
         write_atomic(tmp_path / "no" / "dir" / "r.html", "x")
+
+
+def test_inspect_text_output_on_a_sample(samples: Path) -> None:
+    path = samples / "synthetic_nvprof_gputrace.csv"
+    code, out, _ = run("inspect", str(path))
+    assert code == 0
+    lines = [ln.strip() for ln in out.splitlines()]
+    assert lines[0] == str(path)
+    # the sample holds 3 kernels x 3 launches, one HtoD copy and three DtoH copies
+    assert "format:        nvprof-csv (gpu-trace)" in lines
+    assert "launches:      9 (per-launch rows)" in lines
+    assert "kernels:       3" in lines
+    assert "transfers:     4" in lines
+
+
+def test_inspect_merge_combines_inputs_of_one_run(samples: Path) -> None:
+    trace = samples / "synthetic_nvprof_gputrace.csv"
+    api = samples / "synthetic_nvprof_apitrace.csv"
+    code, out, _ = run("inspect", "--json", "--merge", str(trace), str(api))
+    assert code == 0
+    [merged] = json.loads(out)
+    separate = json.loads(run("inspect", "--json", str(trace), str(api))[1])
+    assert merged["path"] == f"{trace} + {api}"
+    assert merged["launches"] == separate[0]["launches"] == 9
+    assert merged["api_calls"] == separate[1]["api_calls"] > 0

@@ -478,7 +478,7 @@ def test_inspect_json(reports: Path, name: str) -> None:
     [summary] = json.loads(result.stdout)
     expected = next(e for e in EXPECTED if e[0] == name)
     assert summary["format"] == "ncu-rep" and summary["profiler"] == "ncu"
-    assert (summary["launches"], summary["launch_source"]) == (expected[1], "trace")
+    assert (summary["launches"], summary["launch_source"]) == (expected[1], "per-launch")
     assert summary["kernels"] == expected[2]
     assert summary["devices"] == [f"{expected[6]} (cc {expected[7]})"]
     assert summary["profiler_version"] == expected[8]

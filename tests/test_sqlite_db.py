@@ -60,7 +60,7 @@ def test_inspect_json_on_every_real_database(real_profiles: Path, name: str) -> 
     (summary,) = json.loads(out)
     assert summary["format"] == fmt
     assert summary["launches"] == launches
-    assert summary["launch_source"] == "trace"
+    assert summary["launch_source"] == "per-launch"
 
 
 def test_reading_never_writes_the_database(real_profiles: Path, tmp_path: Path) -> None:
