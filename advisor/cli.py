@@ -101,4 +101,15 @@ def formats_cmd() -> None:
         click.echo(f"{name:<16} {description}")
 
 
+def _register_commands() -> None:
+    """Add the commands that live in their own modules."""
+    from advisor import cli_access, cli_predict, cli_report, cli_streams
+
+    for module in (cli_report, cli_predict, cli_access, cli_streams):
+        for command in module.COMMANDS:
+            main.add_command(command)
+
+
+_register_commands()
+
 __all__ = ["EXIT_USAGE", "main"]
