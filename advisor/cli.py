@@ -108,6 +108,7 @@ def _register_commands() -> None:
     for module in (cli_report, cli_devices, cli_predict, cli_access, cli_streams):
         for command in module.COMMANDS:
             main.add_command(command)
+    cli_predict.predict_group.add_command(cli_access.maxsum_command)
 
 
 _register_commands()

@@ -1,0 +1,250 @@
+"""Per-thread BSP counts taken from a profile instead of the source (seed 000 §IV; MODELS.md §3).
+
+The paper counts Comp, ld0/st0 and ld1/st1 from the source and takes the L1/L2 hit rates from a
+profile.  Here all of them come from one profiled kernel: launch-level counts divided by the
+number of threads t = grid size × block size.  Every quantity is an average over the kernel's
+launches (per-launch rows) or the per-invocation average of a summary (nvprof ``Avg``).
+
+Canonical metrics used (``advisor/data/metric_map.csv`` names; first one present wins):
+
+========  ==========================================================================
+t         launches ``grid_x·grid_y·grid_z × block_x·block_y·block_z``; else metrics
+          ``grid_size × block_size`` (Nsight Compute ``launch__grid_size``/``__block_size``)
+ld1       Σ ``gld_inst_{8,16,32,64,128}bit`` (thread-level, nvprof Kepler–Pascal) / t;
+          else 32 × ``inst_executed_global_loads`` (warp-level) / t
+st1       Σ ``gst_inst_*bit`` / t; else 32 × ``inst_executed_global_stores`` / t
+ld0, st0  32 × ``inst_executed_shared_loads`` / t, 32 × ``inst_executed_shared_stores`` / t
+Comp      (``thread_inst_executed`` − memory instructions) / t at one cycle per instruction
+          (the paper counts one cycle per FMA), memory instructions = ``inst_compute_ld_st``
+          when present, else (ld0 + st0 + ld1 + st1) · t; without ``thread_inst_executed``,
+          32 × ``inst_executed`` stands in for it
+L1 rate   ``l1_cache_global_hit_rate`` (Fermi/Kepler), else ``global_hit_rate``, else
+          ``tex_cache_hit_rate`` (Maxwell+ / ncu ``l1tex__t_sector_hit_rate``)
+L2 rate   ``l2_l1_read_hit_rate`` (Fermi/Kepler), else ``l2_tex_read_hit_rate``, else
+          ``l2_tex_hit_rate`` (ncu ``lts__t_sector_hit_rate``)
+========  ==========================================================================
+
+Warp-level counts × 32 assume full warps (a divergent kernel is over-counted; λ absorbs it, as it
+absorbs divergence in the paper).  Required: t, ld1, st1 and Comp's instruction count; missing
+ones raise :class:`~advisor.errors.NoKernelData` naming them and the profiler options that
+collect them.  Shared counts and hit rates are optional: when absent they are taken as 0 and the
+result says so in ``assumed``.  Hit rates of L1 and L2 are fractions of different request streams
+in the profilers; if they add up to more than 1, L2 is reduced to 1 − L1 (noted in ``assumed``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+from advisor.errors import NoKernelData, UsageError
+from advisor.models.bsp import ThreadCounts
+from advisor.profile import Profile
+
+#: lanes per warp: warp-level instruction counts are multiplied by it (full warps assumed)
+WARP_SIZE = 32
+GLD_THREAD_METRICS = tuple(f"gld_inst_{bits}bit" for bits in (8, 16, 32, 64, 128))
+GST_THREAD_METRICS = tuple(f"gst_inst_{bits}bit" for bits in (8, 16, 32, 64, 128))
+L1_RATE_METRICS = ("l1_cache_global_hit_rate", "global_hit_rate", "tex_cache_hit_rate")
+L2_RATE_METRICS = ("l2_l1_read_hit_rate", "l2_tex_read_hit_rate", "l2_tex_hit_rate")
+COLLECT_HINT = (
+    "collect them with nvprof --metrics inst_executed_global_loads,inst_executed_global_stores,"
+    "inst_executed_shared_loads,inst_executed_shared_stores,thread_inst_executed,"
+    "global_hit_rate,l2_tex_read_hit_rate --print-gpu-trace (Kepler: --metrics all) or ncu "
+    "--metrics smsp__inst_executed_op_global_ld.sum,smsp__inst_executed_op_global_st.sum,"
+    "smsp__inst_executed_op_shared_ld.sum,smsp__inst_executed_op_shared_st.sum,"
+    "smsp__thread_inst_executed.sum,launch__grid_size,launch__block_size"
+)
+
+
+@dataclass(frozen=True)
+class ProfileCounts:
+    """Per-thread counts of one profiled kernel and where each came from."""
+
+    kernel: str
+    device: str | None
+    launches: int
+    measured_s: float | None
+    counts: ThreadCounts
+    sources: tuple[tuple[str, str], ...]
+    assumed: tuple[str, ...]
+
+
+def pick_kernel(profile: Profile, wanted: str | None) -> str:
+    """The kernel to model: the only one, or the one whose name contains ``wanted``."""
+    names = profile.kernel_names()
+    if not names:
+        raise UsageError("the profile names no kernel; give a profile with kernel metrics")
+    if wanted is None:
+        if len(names) == 1:
+            return names[0]
+        raise UsageError(
+            f"the profile holds {len(names)} kernels; choose one with --kernel "
+            f"({'; '.join(names[:8])}{' ...' if len(names) > 8 else ''})"
+        )
+    exact = [n for n in names if n == wanted]
+    matches = exact or [n for n in names if wanted in n]
+    if len(matches) != 1:
+        what = "no kernel" if not matches else f"{len(matches)} kernels"
+        raise UsageError(f"--kernel {wanted!r} matches {what}; kernels: {'; '.join(names[:8])}")
+    return matches[0]
+
+
+def _metric_means(profile: Profile, kernel: str) -> dict[str, float]:
+    """Mean value per canonical metric over the kernel's rows (launches or summaries)."""
+    frame = profile.metrics
+    rows = frame[frame["kernel"].eq(kernel).fillna(False) & frame["value"].notna()]
+    if rows.empty:
+        return {}
+    means = pd.to_numeric(rows["value"], errors="coerce").groupby(rows["metric"]).mean()
+    return {str(k): float(v) for k, v in means.items() if math.isfinite(float(v))}
+
+
+def _launches_of(profile: Profile, kernel: str) -> pd.DataFrame:
+    return profile.launches[profile.launches["name"].eq(kernel).fillna(False)]
+
+
+def _threads(profile: Profile, kernel: str, metrics: dict[str, float]) -> tuple[float, str]:
+    launches = _launches_of(profile, kernel)
+    dims = ["grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"]
+    config = launches[dims].dropna()
+    if not config.empty:
+        per_launch = config.astype(float).prod(axis=1)
+        return float(per_launch.mean()), "launches grid × block"
+    if "grid_size" in metrics and "block_size" in metrics:
+        return metrics["grid_size"] * metrics["block_size"], "metrics grid_size × block_size"
+    raise NoKernelData(
+        profile.path or "<profile>",
+        f"kernel {kernel!r}: no launch configuration (grid and block sizes); "
+        "profile with nvprof --print-gpu-trace or ncu (launch__grid_size, launch__block_size)",
+    )
+
+
+def _sum_of(metrics: dict[str, float], names: tuple[str, ...]) -> float | None:
+    present = [metrics[n] for n in names if n in metrics]
+    return float(sum(present)) if present else None
+
+
+def _per_thread_memory(
+    metrics: dict[str, float], threads: float, thread_level: tuple[str, ...], warp_level: str
+) -> tuple[float | None, str]:
+    total = _sum_of(metrics, thread_level)
+    if total is not None:
+        return total / threads, f"Σ {thread_level[0].replace('_8bit', '_*bit')} / t"
+    if warp_level in metrics:
+        return WARP_SIZE * metrics[warp_level] / threads, f"32 × {warp_level} / t"
+    return None, ""
+
+
+def _first(metrics: dict[str, float], names: tuple[str, ...]) -> tuple[float | None, str]:
+    for name in names:
+        if name in metrics:
+            return metrics[name], name
+    return None, ""
+
+
+def counts_from_profile(profile: Profile, kernel: str) -> ProfileCounts:
+    """Per-thread BSP counts of ``kernel`` (rules in the module docstring)."""
+    metrics = _metric_means(profile, kernel)
+    threads, threads_src = _threads(profile, kernel, metrics)
+    if threads <= 0:
+        raise NoKernelData(profile.path or "<profile>", f"kernel {kernel!r}: launch has 0 threads")
+    sources: list[tuple[str, str]] = [("threads", threads_src)]
+    assumed: list[str] = []
+    missing: list[str] = []
+
+    ld1, src = _per_thread_memory(
+        metrics, threads, GLD_THREAD_METRICS, "inst_executed_global_loads"
+    )
+    sources.append(("ld1", src))
+    st1, src = _per_thread_memory(
+        metrics, threads, GST_THREAD_METRICS, "inst_executed_global_stores"
+    )
+    sources.append(("st1", src))
+    if ld1 is None:
+        missing.append("inst_executed_global_loads (or gld_inst_*bit)")
+    if st1 is None:
+        missing.append("inst_executed_global_stores (or gst_inst_*bit)")
+
+    shared: dict[str, float] = {}
+    for key, name in (
+        ("ld0", "inst_executed_shared_loads"),
+        ("st0", "inst_executed_shared_stores"),
+    ):
+        if name in metrics:
+            shared[key] = WARP_SIZE * metrics[name] / threads
+            sources.append((key, f"32 × {name} / t"))
+        else:
+            shared[key] = 0.0
+            assumed.append(f"{key} = 0 ({name} not in the profile)")
+
+    if "thread_inst_executed" in metrics:
+        thread_inst, inst_src = metrics["thread_inst_executed"], "thread_inst_executed"
+    elif "inst_executed" in metrics:
+        thread_inst, inst_src = WARP_SIZE * metrics["inst_executed"], "32 × inst_executed"
+    else:
+        missing.append("thread_inst_executed (or inst_executed)")
+    if missing:
+        raise NoKernelData(
+            profile.path or "<profile>",
+            f"kernel {kernel!r}: the BSP model needs {', '.join(missing)}; {COLLECT_HINT}",
+        )
+    assert ld1 is not None and st1 is not None  # for mypy: checked through ``missing``
+    if "inst_compute_ld_st" in metrics:
+        memory_inst, mem_src = metrics["inst_compute_ld_st"], "inst_compute_ld_st"
+    else:
+        memory_inst = (shared["ld0"] + shared["st0"] + ld1 + st1) * threads
+        mem_src = "(ld0 + st0 + ld1 + st1) · t"
+    comp = max(thread_inst - memory_inst, 0.0) / threads
+    sources.append(("comp", f"({inst_src} − {mem_src}) / t, 1 cycle each"))
+
+    l1_rate, l1_src = _first(metrics, L1_RATE_METRICS)
+    l2_rate, l2_src = _first(metrics, L2_RATE_METRICS)
+    if l1_rate is None:
+        assumed.append("L1 hit rate = 0 (no L1 hit-rate metric in the profile)")
+    else:
+        sources.append(("l1_hit_rate", l1_src))
+    if l2_rate is None:
+        assumed.append("L2 hit rate = 0 (no L2 hit-rate metric in the profile)")
+    else:
+        sources.append(("l2_hit_rate", l2_src))
+    l1 = min(max(l1_rate or 0.0, 0.0), 1.0)
+    l2 = min(max(l2_rate or 0.0, 0.0), 1.0)
+    if l1 + l2 > 1.0:
+        assumed.append(f"L2 hit rate {l2:.3f} reduced to 1 − L1 = {1 - l1:.3f}")
+        l2 = 1.0 - l1
+
+    launches = _launches_of(profile, kernel)
+    durations = pd.to_numeric(launches["duration_ns"], errors="coerce").dropna()
+    devices = launches["device"].dropna().astype(str).unique().tolist()
+    return ProfileCounts(
+        kernel=kernel,
+        device=devices[0] if len(devices) == 1 else None,
+        launches=len(launches),
+        measured_s=float(durations.mean()) * 1e-9 if len(durations) else None,
+        counts=ThreadCounts(
+            threads=threads,
+            comp_cycles=comp,
+            shared_loads=shared["ld0"],
+            shared_stores=shared["st0"],
+            global_loads=ld1,
+            global_stores=st1,
+            l1_hit_rate=l1,
+            l2_hit_rate=l2,
+        ),
+        sources=tuple(sources),
+        assumed=tuple(assumed),
+    )
+
+
+def profiled_time_note(found: ProfileCounts) -> str:
+    """Where the counts were measured and the kernel's own time there (a --calibrate candidate)."""
+    where = found.device or "an unnamed GPU"
+    if found.measured_s is None:
+        return f"counts of {found.launches} launch(es) on {where}; the profile holds no duration"
+    return (
+        f"counts of {found.launches} launch(es) on {where}, mean kernel time "
+        f"{found.measured_s * 1e3:.4g} ms"
+    )
