@@ -103,9 +103,17 @@ def formats_cmd() -> None:
 
 def _register_commands() -> None:
     """Add the commands that live in their own modules."""
-    from advisor import cli_access, cli_devices, cli_predict, cli_report, cli_streams
+    from advisor import (
+        cli_access,
+        cli_devices,
+        cli_microbench,
+        cli_predict,
+        cli_report,
+        cli_streams,
+    )
 
-    for module in (cli_report, cli_devices, cli_predict, cli_access, cli_streams):
+    modules = (cli_report, cli_devices, cli_predict, cli_access, cli_streams, cli_microbench)
+    for module in modules:
         for command in module.COMMANDS:
             main.add_command(command)
     cli_predict.predict_group.add_command(cli_access.maxsum_command)
