@@ -1,0 +1,290 @@
+"""The criteria engine (seed 002; MODELS.md §1-2): score every kernel on the nine optimization
+criteria, estimate what fixing each would buy, classify the bound, rank hints, and say what is
+missing when a criterion cannot be computed.
+
+Entry point: :func:`evaluate` ``(profile, device, speedup_form) -> Analysis``; JSON via
+:func:`advisor.criteria.analysis.to_json`.  One small module per criterion family
+(hostsync, devicesync, divergence, loadbalance, granularity, shmem, throughput), the shared flow
+in :mod:`~advisor.criteria.common`, value gathering in :mod:`~advisor.criteria.inputs`, speedups and
+the bound in :mod:`~advisor.criteria.speedups`, thresholds and actions in
+:mod:`~advisor.criteria.hints`, profiler command lines in :mod:`~advisor.criteria.collect`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pandas as pd
+
+from advisor.criteria import (
+    devicesync,
+    divergence,
+    granularity,
+    hostsync,
+    loadbalance,
+    shmem,
+    throughput,
+)
+from advisor.criteria.analysis import (
+    Analysis,
+    ApplicationAnalysis,
+    CriterionResult,
+    KernelAnalysis,
+    Throughputs,
+    to_json,
+)
+from advisor.criteria.common import Context, Scored, score
+from advisor.criteria.hints import hint_for, rank
+from advisor.criteria.inputs import DeviceView, KernelData, device_view, gather, profilers
+from advisor.criteria.occupancy import limits_for
+from advisor.criteria.speedups import (
+    AMDAHL,
+    SPEEDUP_FORMS,
+    amdahl_combine,
+    classify_bound,
+    compute_fraction_recipes,
+    dram_fraction_recipes,
+    memory_fraction_recipes,
+    overall_speedup,
+    weighted_by_f,
+)
+from advisor.profile import Profile
+
+#: the nine criteria of seed 002, in the paper's order
+CRITERIA: tuple[str, ...] = (
+    "HOSTSYNC",
+    "DEVICESYNC",
+    "DIVERGENCE",
+    "LOADBALANC_WARP",
+    "LOADBALANC_SM",
+    "L1_GRANULARITY",
+    "L2_GRANULARITY",
+    "SHMEM_EFFICIENCY",
+    "THROUGHPUT_OCCUPANCY",
+)
+
+#: per-kernel criteria -> evaluator (HOSTSYNC is per application)
+KERNEL_CRITERIA: dict[str, Callable[[KernelData, Context], CriterionResult]] = {
+    "DEVICESYNC": devicesync.evaluate,
+    "DIVERGENCE": divergence.evaluate,
+    "LOADBALANC_WARP": loadbalance.evaluate_warp,
+    "LOADBALANC_SM": loadbalance.evaluate_sm,
+    "L1_GRANULARITY": granularity.evaluate_l1,
+    "L2_GRANULARITY": granularity.evaluate_l2,
+    "SHMEM_EFFICIENCY": shmem.evaluate,
+    "THROUGHPUT_OCCUPANCY": throughput.evaluate,
+}
+
+__all__ = ["CRITERIA", "SPEEDUP_FORMS", "Analysis", "evaluate", "to_json"]
+
+
+def evaluate(
+    profile: Profile,
+    device: Any = None,
+    speedup_form: str = AMDAHL,
+    device_note: str | None = None,
+) -> Analysis:
+    """Score every kernel of ``profile`` on every criterion.
+
+    ``device`` is an ``advisor.devices.Characterization`` (or a :class:`DeviceView`, or None when
+    the device is unknown: device-dependent inputs are then missing and said so).
+    """
+    if speedup_form not in SPEEDUP_FORMS:
+        raise ValueError(f"speedup form must be one of {SPEEDUP_FORMS}, not {speedup_form!r}")
+    view = (
+        device
+        if isinstance(device, DeviceView)
+        else (device_view(device) if device is not None else DeviceView())
+    )
+    ctx = Context(
+        device=view,
+        extra=_device_values(view, profile),
+        tools=profilers(profile),
+        speedup_form=speedup_form,
+    )
+    kernels = gather(profile)
+    hostsync_result = hostsync.evaluate_hostsync(profile)
+    total_ns = sum(k.duration_ns for k in kernels if k.duration_ns is not None)
+    analyses = [_kernel(k, ctx, hostsync_result, total_ns, profile) for k in kernels]
+    analyses.sort(key=lambda a: (-(a.duration_ns or 0.0), a.name))
+    return Analysis(
+        inputs=tuple(_input(p) for p in profile.provenance),
+        device=_device_json(view, ctx.extra, device_note),
+        speedup_form=speedup_form,
+        application=_application(analyses, hostsync_result, total_ns, speedup_form),
+        kernels=tuple(analyses),
+        notes=_notes(view),
+    )
+
+
+def _kernel(
+    kernel: KernelData,
+    ctx: Context,
+    hostsync_result: CriterionResult,
+    total_ns: float,
+    profile: Profile,
+) -> KernelAnalysis:
+    results = [hostsync_result] + [KERNEL_CRITERIA[name](kernel, ctx) for name in CRITERIA[1:]]
+    share = kernel.duration_ns / total_ns if kernel.duration_ns is not None and total_ns else None
+    throughputs = _throughputs(kernel, ctx)
+    bound = classify_bound(throughputs.memory_frac, throughputs.compute_frac)
+    hints = [
+        h
+        for r in results[1:]
+        if (h := hint_for(r, kernel.name, ctx.speedup_form, share)) is not None
+    ]
+    return KernelAnalysis(
+        name=kernel.name,
+        launches=kernel.launches,
+        duration_ns=kernel.duration_ns,
+        share_of_gpu_time=share,
+        bound=bound,
+        throughputs=throughputs,
+        potential_speedup=overall_speedup(bound, throughputs.memory_frac, throughputs.compute_frac),
+        criteria=tuple(results),
+        hints=rank(hints),
+        ncu_rules=ncu_rules(profile, kernel.name),
+    )
+
+
+def _throughputs(kernel: KernelData, ctx: Context) -> Throughputs:
+    dram = score(kernel, dram_fraction_recipes(), ctx)
+    dram_frac = weighted_by_f(dram.raw, ctx, "F_DRAMThr") if isinstance(dram, Scored) else None
+    sol = score(kernel, memory_fraction_recipes()[:1], ctx)
+    memory = dram_frac
+    method = dram.recipe.label if isinstance(dram, Scored) else ""
+    if isinstance(sol, Scored) and (memory is None or sol.raw > memory):
+        memory, method = sol.raw, sol.recipe.label
+    compute = score(kernel, compute_fraction_recipes(), ctx)
+    compute_frac = (
+        weighted_by_f(compute.raw, ctx, "F_ARITHThr") if isinstance(compute, Scored) else None
+    )
+    return Throughputs(
+        memory_frac=memory,
+        dram_frac=dram_frac,
+        compute_frac=compute_frac,
+        memory_method=method,
+        compute_method=compute.recipe.label if isinstance(compute, Scored) else "",
+    )
+
+
+def _application(
+    kernels: list[KernelAnalysis],
+    hostsync_result: CriterionResult,
+    total_ns: float,
+    form: str,
+) -> ApplicationAnalysis:
+    parts = [(k.duration_ns, k.potential_speedup) for k in kernels if k.duration_ns is not None]
+    app_hints = []
+    own = hint_for(hostsync_result, None, form, None)
+    if own is not None:
+        app_hints.append(own)
+    app_hints += [h for k in kernels for h in k.hints]
+    return ApplicationAnalysis(
+        gpu_time_ns=total_ns if total_ns else None,
+        kernels=len(kernels),
+        launches=sum(k.launches for k in kernels),
+        hostsync=hostsync_result,
+        potential_speedup=amdahl_combine(parts) if parts else None,
+        kernels_without_estimate=sum(1 for k in kernels if k.potential_speedup is None),
+        hints=rank(app_hints, by_application=True),
+    )
+
+
+def ncu_rules(profile: Profile, kernel: str) -> tuple[Mapping[str, Any], ...]:
+    """NVIDIA's own rule results for ``kernel``, one entry per (section, rule, type, message
+    head), with the number of launches and the largest estimated speedup."""
+    rules = profile.rules[profile.rules["kernel"] == kernel]
+    if rules.empty:
+        return ()
+    out: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    for row in rules.itertuples(index=False):
+        text = "" if pd.isna(row.description) else str(row.description)
+        key = (_s(row.section), _s(row.rule), _s(row.rule_type), text[:60])
+        entry = out.setdefault(
+            key,
+            {
+                "section": key[0],
+                "rule": key[1],
+                "rule_type": key[2],
+                "description": text,
+                "speedup_type": _s(row.speedup_type) or None,
+                "estimated_speedup_frac": None,
+                "launches": 0,
+            },
+        )
+        entry["launches"] += 1
+        est = row.estimated_speedup_frac
+        if not pd.isna(est):
+            best = entry["estimated_speedup_frac"]
+            entry["estimated_speedup_frac"] = float(est) if best is None else max(best, float(est))
+    return tuple(out[k] for k in sorted(out))
+
+
+def _s(value: Any) -> str:
+    return "" if value is None or pd.isna(value) else str(value)
+
+
+def _device_values(view: DeviceView, profile: Profile) -> dict[str, float]:
+    """device.* values: the characterization first, the profile's device table as fallback."""
+    values = view.values()
+    devices = profile.devices
+    if len(devices):
+        row = devices.iloc[0]
+        cc = pd.to_numeric(pd.Series([row["compute_capability"]]), errors="coerce").iloc[0]
+        if "device.compute_capability" not in values and not pd.isna(cc):
+            values["device.compute_capability"] = float(cc)
+        if "device.sm_count" not in values and not pd.isna(row["sm_count"]):
+            values["device.sm_count"] = float(row["sm_count"])
+        if "device.boost_clock_hz" not in values and not pd.isna(row["sm_clock_hz"]):
+            values["device.boost_clock_hz"] = float(row["sm_clock_hz"])
+        bw = row["memory_bandwidth_bytes_per_s"]
+        if "device.peak_dram_bytes_per_s" not in values and not pd.isna(bw):
+            values["device.peak_dram_bytes_per_s"] = float(bw)
+    limits = limits_for(values.get("device.compute_capability"))
+    if "device.max_warps_per_sm" not in values and limits is not None:
+        values["device.max_warps_per_sm"] = float(limits.max_warps)
+    return values
+
+
+def _device_json(view: DeviceView, values: Mapping[str, float], note: str | None) -> dict[str, Any]:
+    return {
+        "name": view.name,
+        "identified": view.name is not None,
+        "source": view.source or None,
+        "measured": view.measured,
+        "compute_capability": view.compute_capability,
+        "values": dict(sorted(values.items())),
+        "latencies_cycles": dict(sorted(view.latencies_cycles.items())),
+        "characterization": (
+            "measured characterization (F functions and latencies from microbenchmarks)"
+            if view.measured
+            else "defaults: F = 1 and per-architecture latencies (no measured characterization)"
+        ),
+        "note": note,
+        "notes": list(view.notes),
+    }
+
+
+def _input(provenance: Any) -> dict[str, Any]:
+    return {
+        "path": provenance.path,
+        "format": provenance.format,
+        "profiler": provenance.profiler,
+        "profiler_version": provenance.profiler_version,
+        "modes": list(provenance.modes),
+    }
+
+
+def _notes(view: DeviceView) -> tuple[str, ...]:
+    notes = [
+        "criteria are in [0, 1], 1 = best; launches of a kernel are aggregated weighted by "
+        "duration; a criterion without its inputs is not computable (never 0 or 1)",
+    ]
+    if view.name is None:
+        notes.append(
+            "the device was not identified: peak bandwidth, latencies and limits come only "
+            "from the profile; pass --device NAME or a characterization file"
+        )
+    return tuple(notes)

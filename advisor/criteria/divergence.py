@@ -1,0 +1,65 @@
+"""DIVERGENCE: the share of a warp's thread slots that execute each instruction.
+
+Seed 002, section IV-C: ``DIVERGENCE = (#ExeInstructions / #PotExeInstructions) * F_Divergence``
+-- thread instructions executed over the thread instructions 32-wide warps could have executed:
+
+* nvprof ``warp_execution_efficiency``; Nsight Compute
+  ``smsp__thread_inst_executed_per_inst_executed.ratio`` / 32 (the metric map canonicalises it to
+  ``warp_execution_efficiency``);
+* or the counters: ``thread_inst_executed / (32 * inst_executed)``.
+
+F_Divergence (Decision 5) is evaluated at the measured ratio; it is 1 without a measured device
+characterization.  Zero-denominator policy: a kernel that executed no instruction is n/a.
+Potential speedup: 1 / DIVERGENCE (seed 002, section V).
+"""
+
+from __future__ import annotations
+
+from advisor.criteria.analysis import COMPUTED, CriterionResult, Speedups
+from advisor.criteria.common import Context, Scored, absent, clamp01, inverse, not_applicable, score
+from advisor.criteria.inputs import KernelData, Recipe
+
+NAME = "DIVERGENCE"
+WARP_SIZE = 32
+
+
+def executed_over_potential(thread_inst_executed: float, inst_executed: float) -> float | None:
+    """thread_inst_executed / (32 * inst_executed); None when no instruction ran."""
+    if not inst_executed > 0:
+        return None
+    return thread_inst_executed / (WARP_SIZE * inst_executed)
+
+
+RECIPES: tuple[Recipe, ...] = (
+    Recipe(
+        "warp execution efficiency (nvprof warp_execution_efficiency, "
+        "ncu smsp__thread_inst_executed_per_inst_executed.ratio / 32)",
+        ("warp_execution_efficiency",),
+        lambda v: v["warp_execution_efficiency"] if v["warp_execution_efficiency"] > 0 else None,
+    ),
+    Recipe(
+        "thread_inst_executed / (32 * inst_executed)",
+        ("thread_inst_executed", "inst_executed"),
+        lambda v: executed_over_potential(v["thread_inst_executed"], v["inst_executed"]),
+    ),
+)
+
+
+def evaluate(kernel: KernelData, ctx: Context) -> CriterionResult:
+    scored = score(kernel, RECIPES, ctx)
+    if scored is None:
+        return absent(NAME, kernel, RECIPES, ctx)
+    if not isinstance(scored, Scored):
+        return not_applicable(NAME, "the kernel executed no instruction")
+    factor = ctx.device.F("F_Divergence", scored.raw)
+    value = clamp01(scored.raw * factor)
+    return CriterionResult(
+        name=NAME,
+        status=COMPUTED,
+        value=value,
+        raw_value=scored.raw,
+        speedups=Speedups(paper=inverse(value), amdahl=inverse(value)),
+        method=scored.recipe.label,
+        inputs={**scored.inputs, "F_Divergence": factor},
+        launches_used=scored.launches_used,
+    )

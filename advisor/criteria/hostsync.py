@@ -1,0 +1,159 @@
+"""HOSTSYNC: how much of the application's GPU span the kernels keep the GPU busy.
+
+Seed 002, section IV-A::
+
+    HOSTSYNC = sum_i KernelExeTime_i / (KernelStart_N + KernelExeTime_N - KernelStart_1)
+
+computed per application from a timeline: every kernel launch with its start and duration
+(nvprof ``--print-gpu-trace``, nsys ``cuda_gpu_trace`` or its SQLite export).  The paper's kernels
+run one after another; with streams they can overlap and the plain sum would exceed the span, so
+the numerator is the length of the *union* of the kernel intervals (equal to the sum when no two
+kernels overlap) and the denominator the span from the first start to the last end.  With several
+devices, busy time and span are summed over devices.  Zero-denominator policy: a span of 0 (one
+launch of zero duration) is not applicable.
+
+Nsight Compute cannot give it: it serializes kernels and replays each one, so its start times are
+not a timeline.  Per-kernel summaries (total time per kernel) have no start times either.
+Potential speedup: 1 / HOSTSYNC (seed 002, section V).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from advisor.criteria import collect
+from advisor.criteria.analysis import (
+    COMPUTED,
+    NOT_APPLICABLE,
+    NOT_COMPUTABLE,
+    CriterionResult,
+    Speedups,
+)
+from advisor.criteria.common import clamp01, inverse
+from advisor.profile import Profile
+
+NAME = "HOSTSYNC"
+
+
+def busy_ns(intervals: Sequence[tuple[float, float]]) -> float:
+    """Length of the union of [start, end) intervals."""
+    total = 0.0
+    current_start: float | None = None
+    current_end = 0.0
+    for start, end in sorted(intervals):
+        if current_start is None or start > current_end:
+            if current_start is not None:
+                total += current_end - current_start
+            current_start, current_end = start, end
+        else:
+            current_end = max(current_end, end)
+    if current_start is not None:
+        total += current_end - current_start
+    return total
+
+
+def hostsync_value(intervals: Sequence[tuple[float, float]]) -> tuple[float, float, float] | None:
+    """(HOSTSYNC, busy ns, span ns) of one device's kernel intervals; None for a zero span."""
+    if not intervals:
+        return None
+    span = max(e for _, e in intervals) - min(s for s, _ in intervals)
+    if not span > 0:
+        return None
+    busy = busy_ns(intervals)
+    return clamp01(busy / span), busy, span
+
+
+def evaluate_hostsync(profile: Profile) -> CriterionResult:
+    """HOSTSYNC of the application, or why it cannot be computed."""
+    launches = profile.launches
+    timed = launches[launches["start_ns"].notna() & launches["duration_ns"].notna()]
+    if timed.empty:
+        return _absent(profile)
+    busy_total = span_total = sum_total = 0.0
+    for _, group in timed.groupby(timed["device_id"].fillna(-1), sort=True):
+        starts = group["start_ns"].astype(float)
+        ends = starts + group["duration_ns"].astype(float)
+        intervals = list(zip(starts, ends, strict=True))
+        result = hostsync_value(intervals)
+        if result is None:
+            continue
+        _, busy, span = result
+        busy_total += busy
+        span_total += span
+        sum_total += float(group["duration_ns"].sum())
+    if not span_total > 0:
+        return CriterionResult(
+            name=NAME,
+            status=NOT_APPLICABLE,
+            scope="application",
+            notes=("the kernels of the timeline span no time (zero durations)",),
+        )
+    value = clamp01(busy_total / span_total)
+    inputs = {
+        "kernel_launches": float(len(timed)),
+        "kernel_time_sum_ns": sum_total,
+        "kernel_busy_ns": busy_total,
+        "span_ns": span_total,
+        "idle_ns": span_total - busy_total,
+    }
+    inputs.update(_transfers_in_span(profile, timed))
+    notes: tuple[str, ...] = ()
+    if sum_total > busy_total * (1 + 1e-9):
+        notes = (
+            "kernels overlap (streams): the busy time is the union of the kernel intervals, "
+            "not their sum",
+        )
+    return CriterionResult(
+        name=NAME,
+        status=COMPUTED,
+        value=value,
+        raw_value=value,
+        speedups=Speedups(paper=inverse(value), amdahl=inverse(value)),
+        method="union of kernel intervals / (last kernel end - first kernel start), per device",
+        inputs=inputs,
+        launches_used=len(timed),
+        scope="application",
+        notes=notes,
+    )
+
+
+def _transfers_in_span(profile: Profile, timed: pd.DataFrame) -> dict[str, float]:
+    transfers = profile.transfers
+    moves = transfers[transfers["start_ns"].notna() & transfers["duration_ns"].notna()]
+    if moves.empty:
+        return {}
+    first = float(timed["start_ns"].min())
+    last = float((timed["start_ns"] + timed["duration_ns"]).max())
+    inside = moves[(moves["start_ns"] >= first) & (moves["start_ns"] < last)]
+    return {
+        "transfers_in_span": float(len(inside)),
+        "transfer_time_in_span_ns": float(inside["duration_ns"].sum()),
+    }
+
+
+def _absent(profile: Profile) -> CriterionResult:
+    tools = {p.profiler for p in profile.provenance}
+    if len(profile.launches) and tools <= {"ncu"}:
+        why = (
+            "only Nsight Compute data: ncu serializes kernels and replays each one, so its "
+            "launches have no timeline; collect a trace with nsys or nvprof --print-gpu-trace"
+        )
+    elif len(profile.launches):
+        why = "the launches have no start timestamps; collect a trace (gpu-trace) instead"
+    elif len(profile.kernel_summary) or len(profile.metrics):
+        why = (
+            "only per-kernel summaries (total time per kernel): HOSTSYNC needs each launch's "
+            "start and duration from a trace"
+        )
+    else:
+        why = "no kernel launches in the input"
+    return CriterionResult(
+        name=NAME,
+        status=NOT_COMPUTABLE,
+        missing=("launch start_ns", "launch duration_ns"),
+        collect=collect.commands_for(NAME),
+        scope="application",
+        notes=(why,),
+    )
