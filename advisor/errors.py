@@ -11,6 +11,7 @@ code meaning
 1    internal error (a bug: please report it with ``--debug`` output)
 2    bad usage (unknown option, missing argument, unknown device name)
 3    input problem (unreadable, unrecognised format, malformed, no kernel data)
+4    a CI gate failed (``--fail-if``, ``--max-regression``): one line per failure
 ==== =====================================================================
 """
 
@@ -20,6 +21,7 @@ EXIT_OK = 0
 EXIT_INTERNAL = 1
 EXIT_USAGE = 2
 EXIT_INPUT = 3
+EXIT_GATE = 4
 
 
 class AdvisorError(Exception):

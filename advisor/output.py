@@ -28,7 +28,18 @@ def write_atomic(path: str | Path, text: str, inputs: Iterable[str | Path] = ())
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
+        os.chmod(tmp, _mode_for(target))
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _mode_for(target: Path) -> int:
+    """The existing file's mode, else what a plain ``open()`` would create (0666 less umask);
+    ``mkstemp`` alone would leave a shared report readable by its owner only."""
+    if target.exists():
+        return target.stat().st_mode & 0o777
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask

@@ -175,3 +175,18 @@ def test_inspect_merge_combines_inputs_of_one_run(samples: Path) -> None:
     assert merged["path"] == f"{trace} + {api}"
     assert merged["launches"] == separate[0]["launches"] == 9
     assert merged["api_calls"] == separate[1]["api_calls"] > 0
+
+
+def test_write_atomic_gives_new_files_the_usual_permissions(tmp_path: Path) -> None:
+    import os
+
+    umask = os.umask(0o022)
+    try:
+        out = tmp_path / "shared.html"
+        write_atomic(out, "x")
+        assert out.stat().st_mode & 0o777 == 0o644
+        out.chmod(0o600)
+        write_atomic(out, "y")  # an existing file keeps its mode
+        assert out.stat().st_mode & 0o777 == 0o600
+    finally:
+        os.umask(umask)

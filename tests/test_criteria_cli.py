@@ -26,10 +26,10 @@ def one_line_error(stderr: str) -> str:
     return lines[0]
 
 
-def test_report_without_json_says_only_json_exists(samples: Path) -> None:
+def test_report_without_output_asks_for_one(samples: Path) -> None:
     code, _, err = run("report", str(samples / "synthetic_nvprof_gputrace.csv"))
     assert code == 2
-    assert "only JSON output exists so far" in one_line_error(err)
+    assert "give at least one output" in one_line_error(err)
 
 
 def test_report_writes_json_for_merged_nvprof_inputs(samples: Path, tmp_path: Path) -> None:

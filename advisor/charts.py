@@ -1,0 +1,227 @@
+"""The report's charts as inline SVG, drawn with matplotlib (no pyplot, no global state).
+
+Output is byte-identical for the same input: the SVG id salt is fixed, the date and creator
+metadata are left out, text stays text (``svg.fonttype = none``).  matplotlib's SVG writer
+escapes every text it writes (``&``, ``<``, ``>``, quotes), so labels taken from a profile
+(stream names, transfer kinds) cannot inject markup; :func:`svg_markup` still refuses an SVG that
+holds a ``<script`` element or a ``foreignObject`` before it is marked safe for the template.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import matplotlib
+from markupsafe import Markup
+from matplotlib.backends.backend_svg import FigureCanvasSVG
+from matplotlib.figure import Figure
+
+from advisor.report import KernelDetail, StreamsSequence
+from advisor.report_timeline import Timeline
+
+#: rcParams that make the SVG small and reproducible
+_RC: Any = {  # matplotlib types rcParams keys as literals
+    "svg.hashsalt": "cuda-advisor",
+    "svg.fonttype": "none",
+    "font.size": 8,
+    "font.family": "DejaVu Sans",
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+}
+#: colours: criterion bar, below-threshold bar, potential speedup marker, idle gap
+_OK, _LOW, _SPEEDUP, _GAP = "#4c72b0", "#dd8452", "#c44e52", "#d62728"
+_KIND_COLOURS = {"kernel": "#4c72b0", "HtoD": "#55a868", "DtoH": "#8172b2"}
+_OTHER_KIND = "#937860"
+_PROLOGUE = re.compile(r"\A.*?(?=<svg\b)", re.DOTALL)
+_METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.DOTALL)
+_FORBIDDEN = re.compile(
+    r"<\s*(script|foreignObject)\b|<[^>]*\son\w+\s*=|<[^>]*javascript:", re.IGNORECASE
+)
+
+
+def svg_markup(fig: Figure) -> Markup:
+    """The figure as an ``<svg>`` element ready to inline in HTML (prologue and metadata cut)."""
+    buffer = io.StringIO()
+    with matplotlib.rc_context(_RC):
+        FigureCanvasSVG(fig).print_svg(buffer, metadata={"Date": None, "Creator": None})
+    text = _METADATA.sub("", _PROLOGUE.sub("", buffer.getvalue(), count=1))
+    if _FORBIDDEN.search(text):
+        raise ValueError("chart SVG holds active content; refusing to inline it")
+    return Markup(text.strip())  # matplotlib escaped every text; checked above
+
+
+def _figure(width_in: float, height_in: float) -> Figure:
+    with matplotlib.rc_context(_RC):
+        return Figure(figsize=(width_in, height_in), dpi=72)
+
+
+def criteria_chart(detail: KernelDetail) -> Markup:
+    """The nine criteria in [0, 1] as bars (seed 002 case-study figures), the threshold as a
+    dashed line, each computed criterion's potential speedup marked above its bar."""
+    with matplotlib.rc_context(_RC):
+        fig = _figure(7.0, 2.6)
+        ax = fig.add_subplot(1, 1, 1)
+        names = [c.name for c in detail.criteria]
+        positions = list(range(len(names)))
+        for x, c in zip(positions, detail.criteria, strict=True):
+            if c.value is None:
+                ax.bar(x, 1.0, color="none", edgecolor="#999999", hatch="//", linewidth=0.5)
+                label = "not computable" if c.status == "not_computable" else "not applicable"
+                ax.text(x, 0.5, label, ha="center", va="center", rotation=90, color="#666666")
+                continue
+            ax.bar(x, c.value, color=_LOW if c.below_threshold else _OK)
+            ax.text(x, c.value + 0.02, f"{c.value:.2f}", ha="center", va="bottom")
+            if c.potential_speedup is not None:
+                ax.text(
+                    x,
+                    1.12,
+                    f"{c.potential_speedup:.2f}x",
+                    ha="center",
+                    va="bottom",
+                    color=_SPEEDUP,
+                    fontweight="bold",
+                )
+        for x, c in zip(positions, detail.criteria, strict=True):
+            if c.threshold is not None:
+                ax.hlines(
+                    c.threshold,
+                    x - 0.45,
+                    x + 0.45,
+                    colors="#333333",
+                    linestyles="--",
+                    linewidth=0.7,
+                )
+        ax.set_ylim(0, 1.3)
+        ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
+        ax.set_xticks(positions)
+        ax.set_xticklabels([n.replace("_", "\n") for n in names], fontsize=6.5)
+        ax.set_ylabel("criterion (1 = best)")
+        ax.text(
+            1.0,
+            1.02,
+            "red: potential speedup; dashed: threshold",
+            transform=ax.transAxes,
+            ha="right",
+            va="bottom",
+            color=_SPEEDUP,
+            fontsize=7,
+        )
+        fig.subplots_adjust(left=0.08, right=0.99, top=0.92, bottom=0.2)
+        return svg_markup(fig)
+
+
+def timeline_chart(timeline: Timeline) -> Markup:
+    """Kernels and transfers by stream, the GPU's idle gaps shaded (HOSTSYNC's evidence)."""
+    with matplotlib.rc_context(_RC):
+        streams = sorted({i.stream for i in timeline.intervals}, key=_stream_key)
+        height_in = 1.3 + 0.3 * len(streams)
+        fig = _figure(7.0, height_in)
+        ax = fig.add_subplot(1, 1, 1)
+        t0 = timeline.span_ns[0]
+        kinds = sorted({i.kind for i in timeline.intervals})
+        for kind in kinds:
+            for row, stream in enumerate(streams):
+                bars = [
+                    ((i.start_ns - t0) / 1e6, (i.end_ns - i.start_ns) / 1e6)
+                    for i in timeline.intervals
+                    if i.kind == kind and i.stream == stream
+                ]
+                if bars:
+                    ax.broken_barh(
+                        bars,
+                        (row - 0.35, 0.7),
+                        facecolors=_KIND_COLOURS.get(kind, _OTHER_KIND),
+                        label=kind if row == _first_row(timeline, streams, kind) else None,
+                    )
+        for a, b in timeline.gaps:
+            ax.axvspan((a - t0) / 1e6, (b - t0) / 1e6, color=_GAP, alpha=0.15, linewidth=0)
+        ax.set_yticks(range(len(streams)))
+        ax.set_yticklabels([f"stream {s}" for s in streams])
+        ax.set_xlabel("time since first activity (ms); shaded: GPU idle")
+        ax.set_xlim(0, max((timeline.span_ns[1] - t0) / 1e6, 1e-6))
+        ax.legend(
+            loc="lower right",
+            bbox_to_anchor=(1.0, 1.0),
+            fontsize=7,
+            frameon=False,
+            ncol=max(1, len(kinds)),
+        )
+        fig.subplots_adjust(left=0.14, right=0.99, top=1 - 0.3 / height_in, bottom=0.45 / height_in)
+        return svg_markup(fig)
+
+
+def streams_chart(seq: StreamsSequence) -> Markup:
+    """Predicted time of one sequence versus the number of streams (seed 004)."""
+    with matplotlib.rc_context(_RC):
+        fig = _figure(5.0, 2.2)
+        ax = fig.add_subplot(1, 1, 1)
+        points = [(n, v) for n, v in enumerate(seq.curve_ms, start=1) if v is not None]
+        ax.plot([p[0] for p in points], [p[1] for p in points], color=_OK, linewidth=1.2)
+        if seq.predicted_optimal_ms is not None:
+            ax.plot([seq.optimal_n], [seq.predicted_optimal_ms], "o", color=_SPEEDUP)
+            ax.annotate(
+                f"optimal n = {seq.optimal_n}",
+                (seq.optimal_n, seq.predicted_optimal_ms),
+                textcoords="offset points",
+                xytext=(4, 8),
+                color=_SPEEDUP,
+            )
+        if seq.measured_ms is not None:
+            ax.plot(
+                [seq.measured_streams], [seq.measured_ms], "s", color="#333333", label="measured"
+            )
+            ax.legend(loc="upper right", fontsize=7, frameon=False)
+        ax.set_xlabel("number of streams n")
+        ax.set_ylabel("predicted time (ms)")
+        fig.subplots_adjust(left=0.13, right=0.98, top=0.95, bottom=0.2)
+        return svg_markup(fig)
+
+
+def _first_row(timeline: Timeline, streams: Sequence[str], kind: str) -> int:
+    """The first stream row holding ``kind`` (its bars carry the legend label once)."""
+    for row, stream in enumerate(streams):
+        if any(i.kind == kind and i.stream == stream for i in timeline.intervals):
+            return row
+    return -1
+
+
+def _stream_key(stream: str) -> tuple[int, float, str]:
+    try:
+        return (0, float(stream), stream)
+    except ValueError:
+        return (1, 0.0, stream)
+
+
+def grouped_criteria_chart(
+    criteria: Sequence[tuple[str, Sequence[float | None]]], versions: Sequence[str]
+) -> Markup:
+    """Every criterion across versions as grouped bars (seed 002 Fig. 5-7 style); a version
+    where the criterion is not computable leaves its slot empty."""
+    with matplotlib.rc_context(_RC):
+        fig = _figure(7.0, 2.6)
+        ax = fig.add_subplot(1, 1, 1)
+        width = 0.8 / max(1, len(versions))
+        for j, version in enumerate(versions):
+            xs = [i + (j - (len(versions) - 1) / 2) * width for i in range(len(criteria))]
+            values = [_or_zero(v[j]) for _, v in criteria]
+            ax.bar(xs, values, width=width, label=version)
+        ax.set_ylim(0, 1.05)
+        ax.set_xticks(range(len(criteria)))
+        ax.set_xticklabels([c.replace("_", "\n") for c, _ in criteria], fontsize=6.5)
+        ax.set_ylabel("criterion (1 = best)")
+        ax.legend(
+            loc="lower right",
+            bbox_to_anchor=(1.0, 1.0),
+            fontsize=7,
+            frameon=False,
+            ncol=max(1, len(versions)),
+        )
+        fig.subplots_adjust(left=0.08, right=0.99, top=0.88, bottom=0.2)
+        return svg_markup(fig)
+
+
+def _or_zero(value: float | None) -> float:
+    return 0.0 if value is None else float(value)
