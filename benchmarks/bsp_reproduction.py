@@ -43,6 +43,7 @@ from advisor.devices import DeviceSpec, find_device  # noqa: E402
 from advisor.errors import UsageError  # noqa: E402
 from advisor.models.bsp import gpu_cores, kernel_time_s  # noqa: E402
 from advisor.models.bsp_app import AppDescription, read_app  # noqa: E402
+from advisor.models.timing import median_duration_by_row_ns  # noqa: E402
 
 DATA = REPO.parent / "shared" / "real_profiles" / "csv" / "amaris_bspgpu"
 APPS_DIR = REPO / "sample_profiles" / "apps"
@@ -156,16 +157,8 @@ def board_specs(notes: list[str]) -> dict[str, DeviceSpec]:
 
 def measured_rows(path: Path) -> dict[int, float]:
     """Median time (s) per row of a timing table read with ``parsers.read``."""
-    profile = parsers.read(str(path))
-    rows = profile.metrics[profile.metrics["metric"] == "input_row"]
-    row_of = dict(zip(rows["launch_id"].astype(int), rows["value"].astype(int), strict=True))
-    by_row: dict[int, list[float]] = {}
-    for launch_id, duration_ns in zip(
-        profile.launches["launch_id"].astype(int), profile.launches["duration_ns"], strict=True
-    ):
-        if duration_ns == duration_ns:  # skip NaN cells
-            by_row.setdefault(row_of[launch_id], []).append(float(duration_ns) * 1e-9)
-    return {row: statistics.median(values) for row, values in sorted(by_row.items())}
+    medians = median_duration_by_row_ns(parsers.read(str(path)))
+    return {row: value * 1e-9 for row, value in medians.items()}
 
 
 def load_points(specs: dict[str, DeviceSpec]) -> dict[str, list[Point]]:

@@ -48,6 +48,7 @@ sys.path.insert(0, str(REPO))
 import parsers  # noqa: E402
 from advisor.devices import find_device  # noqa: E402
 from advisor.models import maxsum, maxsum_input  # noqa: E402
+from advisor.models.timing import median_duration_by_row_ns  # noqa: E402
 
 REAL = REPO.parent / "shared" / "real_profiles"
 FOLDER = "csv/amaris_bspgpu/gtx-295"
@@ -119,16 +120,8 @@ def description(variant: str, n: int) -> dict[str, Any]:
 
 def measured_rows(path: Path) -> dict[int, float]:
     """Median time (ms) per row of a timing table."""
-    profile = parsers.read(str(path))
-    rows = profile.metrics[profile.metrics["metric"] == "input_row"]
-    row_of = dict(zip(rows["launch_id"].astype(int), rows["value"].astype(int), strict=True))
-    by_row: dict[int, list[float]] = {}
-    for launch_id, duration_ns in zip(
-        profile.launches["launch_id"].astype(int), profile.launches["duration_ns"], strict=True
-    ):
-        if duration_ns == duration_ns:  # skip NaN cells
-            by_row.setdefault(row_of[launch_id], []).append(float(duration_ns) / 1e6)
-    return {row: statistics.median(values) for row, values in sorted(by_row.items())}
+    medians = median_duration_by_row_ns(parsers.read(str(path)))
+    return {row: value / 1e6 for row, value in medians.items()}
 
 
 def reproduce(root: Path = REAL) -> list[Point]:
