@@ -204,10 +204,12 @@ def _coerce(table: str, col: str, series: pd.Series, dtype: str) -> pd.Series:
             num = pd.to_numeric(series, errors="raise")
             if num.dtype.kind in "iu":
                 return num.astype("Int64")
-            floats = num.astype("Float64")
-            if (floats.dropna() % 1 != 0).any():
+            floats = num.astype("Float64").dropna()
+            if (floats % 1 != 0).any():
                 raise ValueError("non-integer values")
-            return floats.astype("Int64")
+            if (floats.abs() >= 2.0**63).any():  # inf, 1e20: astype would wrap them silently
+                raise ValueError("values out of the 64-bit integer range")
+            return num.astype("Float64").astype("Int64")
         return series.astype("string")
     except (ValueError, TypeError) as exc:
         raise SchemaError(

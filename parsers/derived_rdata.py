@@ -43,7 +43,7 @@ from advisor.metric_map import entries
 from advisor.profile import Profile, Provenance
 from parsers.names import split_device
 from parsers.source import Source, csv_fields, is_preamble
-from parsers.units import is_missing, parse_number
+from parsers.units import fits_int, is_missing, parse_number
 
 R_DATASET = "r-dataset"
 PROFILER = "derived"
@@ -166,7 +166,7 @@ class _Reader:
             value = parse_number(cell)
             bad = value != value and not is_missing(cell)
             if not bad and integer and value == value:
-                bad = value != int(value)
+                bad = not fits_int(value)
             if bad:
                 kind = "a whole number" if integer else "a number"
                 raise self.src.malformed(

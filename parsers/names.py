@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-import pandas as pd
+from parsers.units import fits_int
 
 _CORR_SUFFIX = re.compile(r"\s\[(\d+)\]$")
 _DEVICE = re.compile(r"^(.*\S)\s*\((\d+)\)$")
@@ -25,28 +25,31 @@ _TRANSFER = re.compile(
 
 
 def split_correlation(name: str) -> tuple[str, int | None]:
-    """``'matMul(float*, int) [110]'`` -> ``('matMul(float*, int)', 110)``."""
+    """``'matMul(float*, int) [110]'`` -> ``('matMul(float*, int)', 110)``; a number too large
+    for an id is no correlation suffix."""
     m = _CORR_SUFFIX.search(name)
-    if not m:
+    if not m or not fits_int(int(m.group(1))):
         return name, None
     return name[: m.start()], int(m.group(1))
 
 
 def split_device(text: str) -> tuple[str, int | None]:
-    """``'Tesla K40c (0)'`` -> ``('Tesla K40c', 0)``; a bare index ``'0'`` -> ``('', 0)``."""
+    """``'Tesla K40c (0)'`` -> ``('Tesla K40c', 0)``; a bare index ``'0'`` -> ``('', 0)``; an
+    index too large for an id is none."""
     text = text.strip()
-    if text.isdigit():
+    if text.isdigit() and fits_int(int(text)):
         return "", int(text)
     m = _DEVICE.match(text)
-    if m:
+    if m and fits_int(int(m.group(2))):
         return m.group(1), int(m.group(2))
     return text, None
 
 
 def parse_dims(text: str) -> tuple[int, int, int] | None:
-    """``'(384, 1, 1)'`` or ``'(32768 1 1)'`` -> (384, 1, 1); anything else -> None."""
+    """``'(384, 1, 1)'`` or ``'(32768 1 1)'`` -> (384, 1, 1); anything else (also a number too
+    large for a dimension) -> None."""
     m = _DIMS.match(text.strip())
-    if not m:
+    if not m or not all(fits_int(int(g)) for g in m.groups()):
         return None
     return int(m.group(1)), int(m.group(2)), int(m.group(3))
 
@@ -66,7 +69,15 @@ def transfer_kind(name: str) -> str | None:
     return ("UM-" if m.group(1) else "") + (direction or "memcpy")
 
 
-def to_int_or_na(value: float | int | None) -> object:
-    if value is None or (isinstance(value, float) and value != value):
-        return pd.NA
-    return int(value)
+def compute_capability(major: object, minor: object) -> str | None:
+    """``(8, 0)`` -> ``"8.0"``; a missing part or one that is not a whole number -> None."""
+    parts = []
+    for part in (major, minor):
+        try:
+            value = float(part)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return None
+        if not fits_int(value):
+            return None
+        parts.append(int(value))
+    return f"{parts[0]}.{parts[1]}"

@@ -64,6 +64,8 @@ def read_table(src: Source, table: Table) -> Frames:
         raise src.malformed(table.header_line, f"duplicate header columns {dupes}")
     if table.layout == "raw":
         return _raw(src, table)
+    if table.layout == "details" and "Metric Unit" not in header:
+        raise src.malformed(table.header_line, 'details header without a "Metric Unit" column')
     last = "Average" if table.layout == "summary-per-kernel" else "Metric Value"
     rows = _checked(src, table, header.index(last) + 1)
     frame = pd.DataFrame(rows, columns=header, dtype=object)

@@ -4,7 +4,8 @@ Whatever the layout (details page, raw page), a launch's duration, registers and
 are metrics of that launch: ``gpu_time_duration`` (``Duration`` or ``gpu__time_duration.sum``),
 ``registers_per_thread``, ``static/dynamic_shared_bytes_per_block``; grid and block come from
 the printed ``Grid Size``/``Block Size`` tuples (2023+) or the ``launch__grid_dim_x``... metrics;
-device facts from the ``device__attribute_*`` metrics of the raw page (FORMATS.md §2.3).
+device facts from the ``device__attribute_*`` metrics of the raw page (FORMATS.md §2.3), the
+memory bandwidth computed as for reports (2 x memory clock x bus width / 8).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from parsers.names import parse_dims, split_device
+from parsers.names import compute_capability, parse_dims, split_device
 from parsers.ncu_values import id_number, int_or_na
 
 #: launches column <- canonical metric
@@ -106,7 +107,12 @@ def build_devices(
     major = value["device__attribute_compute_capability_major"]
     minor = value["device__attribute_compute_capability_minor"]
     from_attrs = pd.Series(
-        [_cc(a, b) for a, b in zip(major, minor, strict=True)], index=range(n), dtype=object
+        [compute_capability(a, b) for a, b in zip(major, minor, strict=True)],
+        index=range(n),
+        dtype=object,
+    )
+    memory_hz = value["device__attribute_memory_clock_rate"].fillna(
+        value["device__attribute_max_mem_frequency_khz"]
     )
     printed = pd.Series([None] * n, dtype=object)
     if cc is not None:
@@ -120,9 +126,12 @@ def build_devices(
             "sm_clock_hz": value["device__attribute_clock_rate"].fillna(
                 value["device__attribute_max_gpu_frequency_khz"]
             ),
-            "memory_clock_hz": value["device__attribute_memory_clock_rate"].fillna(
-                value["device__attribute_max_mem_frequency_khz"]
-            ),
+            "memory_clock_hz": memory_hz,
+            # double data rate x bus width, as for reports (parsers.ncu_rep_frames)
+            "memory_bandwidth_bytes_per_s": 2
+            * memory_hz
+            * value["device__attribute_global_memory_bus_width"]
+            / 8,
             "l2_bytes": value["device__attribute_l2_cache_size"],
         }
     )
@@ -143,10 +152,5 @@ _ATTRIBUTES = (
     "device__attribute_memory_clock_rate",
     "device__attribute_max_mem_frequency_khz",
     "device__attribute_l2_cache_size",
+    "device__attribute_global_memory_bus_width",
 )
-
-
-def _cc(major: float, minor: float) -> str | None:
-    if pd.isna(major) or pd.isna(minor):
-        return None
-    return f"{int(major)}.{int(minor)}"

@@ -41,7 +41,9 @@ from typing import Any
 import pandas as pd
 
 from advisor.metric_map import lookup
+from parsers.names import compute_capability
 from parsers.ncu_values import IMPLIED_UNITS, canonical
+from parsers.units import fits_int
 
 NAN = math.nan
 _DISPLAY_NAME = "device__attribute_display_name"
@@ -173,7 +175,7 @@ def _unit_from_name(name: str) -> str:
 def _first_number(by_name: Mapping[str, RawMetric], *names: str) -> int | None:
     for name in names:
         m = by_name.get(name)
-        if m is not None and m.value is not None and not math.isnan(m.value):
+        if m is not None and m.value is not None and fits_int(m.value):
             return int(m.value)
     return None
 
@@ -215,7 +217,7 @@ _INTEGRAL = frozenset(
 def _whole(value: Any) -> Any:
     """An integral float as int; NaN and fractions as missing."""
     if isinstance(value, float):
-        return int(value) if math.isfinite(value) and value.is_integer() else pd.NA
+        return int(value) if fits_int(value) else pd.NA
     return value
 
 
@@ -241,9 +243,7 @@ def _device_row(
     return {
         "device_id": device_id,
         "name": values.get(_DISPLAY_NAME, (NAN, "", None))[2],
-        "compute_capability": (
-            f"{int(major)}.{int(minor)}" if not (math.isnan(major) or math.isnan(minor)) else None
-        ),
+        "compute_capability": compute_capability(major, minor),
         "sm_count": _whole(number("multiprocessor_count")),
         "sm_clock_hz": number("clock_rate"),  # kHz in the report, hz after IMPLIED_UNITS
         "memory_clock_hz": memory_hz,

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from advisor.metric_map import canonicalize
-from parsers.units import is_missing, parse_number, scale_ncu
+from parsers.units import INT_LIMIT, is_missing, parse_number, scale_ncu
 
 #: words of the count-like units ncu prints; a unit made only of them ("register/thread",
 #: "inst/cycle") is a plain number for the metric map
@@ -169,9 +169,9 @@ def metric_columns(
 
 
 def int_or_na(values: pd.Series) -> pd.Series:
-    """Integral floats as Int64; anything else (NaN, 40.5) missing."""
+    """Integral floats as Int64; anything else (NaN, 40.5, inf, 1e20) missing."""
     num = pd.to_numeric(values, errors="coerce").astype(float)
-    num = num.where(num % 1 == 0)
+    num = num.where((num % 1 == 0) & (num.abs() < INT_LIMIT))
     return num.astype("Int64")
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from parsers.source import Source
-from parsers.units import MISSING_TOKENS, TIME_NS, scale_nsys_header
+from parsers.units import MISSING_TOKENS, TIME_NS, fits_int, scale_nsys_header
 
 #: header name (lower case, blanks and underscores removed) -> key
 _KEYS = {
@@ -121,9 +121,10 @@ class Columns:
 
     def integer(self, key: str) -> pd.Series:
         values = self.number(key)
-        frac = values.dropna() % 1
-        if (frac != 0).any():
-            row = int(frac.index[(frac != 0).to_numpy()][0])
+        known = values.dropna()
+        bad = ~known.map(fits_int).astype(bool)
+        if bad.any():
+            row = int(known.index[bad.to_numpy()][0])
             raise self.src.malformed(
                 self.table.row_index[row],
                 f"{self.report}: column {self._header(key)!r}: expected a whole number, "

@@ -33,6 +33,7 @@ from advisor import schema
 from advisor.errors import NoKernelData
 from advisor.profile import Profile, Provenance
 from parsers.cupti_ids import MEMCPY_KINDS
+from parsers.names import compute_capability
 from parsers.sqlite_db import (
     Database,
     SqliteReader,
@@ -209,7 +210,7 @@ def _devices(db: Database) -> pd.DataFrame:
         fallback = as_int(cu_device) if as_int(cu_device) is not None else key
         device_ids.append(to_cuda.get(key, fallback) if key is not None else fallback)
     cc = [
-        f"{int(a)}.{int(b)}" if pd.notna(a) and pd.notna(b) else None
+        compute_capability(a, b)
         for a, b in zip(raw["computeMajor"], raw["computeMinor"], strict=True)
     ]
     out = pd.DataFrame(

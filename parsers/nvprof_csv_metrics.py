@@ -29,13 +29,13 @@ from parsers.names import split_correlation, split_device
 from parsers.nvprof_csv_tables import (
     Block,
     device_columns,
+    integer_column,
     is_placeholder,
     note,
-    number_column,
     text_column,
 )
 from parsers.source import Source
-from parsers.units import MISSING_TOKENS, nvprof_cell, parse_number, scale_nvprof
+from parsers.units import MISSING_TOKENS, fits_int, nvprof_cell, parse_number, scale_nvprof
 
 TOOL = "nvprof"
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?: \(\d+\))?$")  # "local_load (0)" too
@@ -78,6 +78,10 @@ def summary_metrics_frame(src: Source, block: Block) -> pd.DataFrame:
         unit = _row_unit(src, line, list(stats.values()))
         device, device_id = split_device(get("Device"))
         invocations = parse_number(get("Invocations"))
+        if not (math.isnan(invocations) or fits_int(invocations)):
+            raise src.malformed(
+                line, f"column 'Invocations': expected a whole number, got {get('Invocations')!r}"
+            )
         records.append(
             metric_record(
                 tool=TOOL,
@@ -109,7 +113,7 @@ def metric_trace_frames(
     kernel = text_column(block, frame, "Kernel")
     split = kernel.map(lambda k: split_correlation(k) if isinstance(k, str) else (k, None))
     names = split.map(lambda t: t[0]).astype("string").to_numpy()
-    correlation = number_column(src, block, frame, "Correlation_ID")
+    correlation = integer_column(src, block, frame, "Correlation_ID")
     suffix = np.array([math.nan if t[1] is None else t[1] for t in split], dtype=float)
     device_series, id_series = device_columns(text_column(block, frame, "Device"))
     device, device_id = device_series.to_numpy(), id_series.to_numpy()
@@ -120,8 +124,8 @@ def metric_trace_frames(
             "name": names,
             "device": device,
             "device_id": device_id,
-            "context": number_column(src, block, frame, "Context").to_numpy(),
-            "stream": number_column(src, block, frame, "Stream").to_numpy(),
+            "context": integer_column(src, block, frame, "Context").to_numpy(),
+            "stream": integer_column(src, block, frame, "Stream").to_numpy(),
             "correlation_id": np.where(correlation.notna(), correlation.to_numpy(), suffix),
         }
     )
@@ -224,7 +228,7 @@ def _convert_column(
             pos = int(np.flatnonzero(bad)[0])
             raise src.malformed(
                 block.lines[pos],
-                f"column {name!r}: expected a number in {unit_token}, got {raw[pos]!r}",
+                f"column {name!r}: expected a number in {unit_token}, got {str(raw[pos])!r}",
             )
         values *= factor
         return unit

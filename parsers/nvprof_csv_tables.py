@@ -20,7 +20,14 @@ from advisor import schema
 from parsers.frames import gpu_activity_frames
 from parsers.names import split_device, transfer_kind
 from parsers.source import Source
-from parsers.units import MISSING_TOKENS, is_missing, nvprof_cell, parse_number, scale_nvprof
+from parsers.units import (
+    MISSING_TOKENS,
+    fits_int,
+    is_missing,
+    nvprof_cell,
+    parse_number,
+    scale_nvprof,
+)
 
 #: the columns of a CUDA 7/8 ``--print-gpu-trace`` row (FORMATS.md §1.3 a), assumed for rows
 #: whose header was filtered out
@@ -94,6 +101,20 @@ def number_column(
             f"column {name!r}: expected a number, got {raw.iloc[pos]!r}",
         )
     return num.astype(float) * factor
+
+
+def integer_column(src: Source, block: Block, frame: pd.DataFrame, name: str) -> pd.Series:
+    """Column ``name`` of whole numbers (grid, registers, ids, counts) as floats; a fraction or a
+    number too large for a count is MalformedInput on its line."""
+    values = number_column(src, block, frame, name)
+    bad = values.notna() & ~values.map(fits_int).astype(bool)
+    if bad.any():
+        pos = int(np.flatnonzero(bad.to_numpy())[0])
+        raise src.malformed(
+            int(frame[_LINE].iloc[pos]),
+            f"column {name!r}: expected a whole number, got {frame[block.col(name)].iloc[pos]!r}",
+        )
+    return values
 
 
 def unit_factor(src: Source, block: Block, name: str, base: str) -> float | None:
@@ -180,7 +201,7 @@ def summary_frames(src: Source, block: Block, notes: list[str]) -> dict[str, pd.
     frac = unit_factor(src, block, "Time(%)", "frac") or 0.01
     common = pd.DataFrame(
         {
-            "calls": number_column(src, block, frame, "Calls"),
+            "calls": integer_column(src, block, frame, "Calls"),
             **times,
             "time_frac": number_column(src, block, frame, "Time(%)", frac),
         }
@@ -214,7 +235,11 @@ def unified_memory_frame(src: Source, block: Block, notes: list[str]) -> pd.Data
             continue
         device = split_device(_get(block, fields, "Device"))[0]
         rec: dict[str, object] = {"kind": kind, "device": device}
-        rec["calls"] = parse_number(_get(block, fields, "Count"))
+        count = _get(block, fields, "Count")
+        calls = parse_number(count)
+        if not (math.isnan(calls) or fits_int(calls)):
+            raise src.malformed(line, f"column 'Count': expected a whole number, got {count!r}")
+        rec["calls"] = calls
         for col, name in (("avg_bytes", "Avg Size"), ("min_bytes", "Min Size"),
                           ("max_bytes", "Max Size"), ("total_bytes", "Total Size")):  # fmt: skip
             rec[col] = _glued(src, line, _get(block, fields, name), name, "byte")
@@ -298,7 +323,7 @@ def gpu_trace_rows(src: Source, blocks: list[Block], notes: list[str]) -> pd.Dat
                       ("block_x", "Block X"), ("block_y", "Block Y"), ("block_z", "Block Z"),
                       ("registers_per_thread", "Registers Per Thread"), ("context", "Context"),
                       ("stream", "Stream"), ("correlation_id", "Correlation_ID")):  # fmt: skip
-        rows[col] = number_column(src, block, frame, name)
+        rows[col] = integer_column(src, block, frame, name)
     if block.headerless and len(rows):
         _check_headerless_times(rows, notes)
     return rows
@@ -350,7 +375,7 @@ def api_trace_frame(src: Source, block: Block, notes: list[str]) -> pd.DataFrame
             "name": text_column(block, frame, "Name"),
             "start_ns": number_column(src, block, frame, "Start", start),
             "duration_ns": number_column(src, block, frame, "Duration", duration),
-            "correlation_id": number_column(src, block, frame, "Correlation_ID"),
+            "correlation_id": integer_column(src, block, frame, "Correlation_ID"),
         }
     )
 

@@ -36,6 +36,7 @@ from advisor.errors import NoKernelData
 from advisor.profile import Profile, Provenance
 from parsers import cupti_ids
 from parsers.frames import metric_record
+from parsers.names import compute_capability
 from parsers.sqlite_db import (
     Database,
     SqliteReader,
@@ -209,7 +210,7 @@ def _devices(db: Database, strings: Mapping[int, str]) -> pd.DataFrame:
     ]  # fmt: skip
     raw = db.frame(table, cols, required=["id"] if table in db.tables else [])
     cc = [
-        f"{int(a)}.{int(b)}" if pd.notna(a) and pd.notna(b) else None
+        compute_capability(a, b)
         for a, b in zip(raw["computeCapabilityMajor"], raw["computeCapabilityMinor"], strict=True)
     ]
     return pd.DataFrame(

@@ -20,6 +20,9 @@ these tables; §1.3, last bullet, the text trace):
   DSMem*  Size  Throughput  [SrcMemType  DstMemType]  Device  Context  Stream  [Src Dev ...]  Name``
   (the column set varies and is read by name), grid/block as ``(32768 1 1)``; the legend lines
   after the table (``Regs: Number of registers ...``) are ignored.  -> ``launches``, ``transfers``.
+  With unified memory (``Unified Memory``, ``Virtual Address`` columns), as in the CSV trace:
+  ``[Unified Memory Memcpy HtoD]`` rows are ``UM-HtoD`` transfers sized by ``Unified Memory``;
+  page-fault rows are neither kernels nor transfers and are skipped with a note.
 * **API trace** (``--print-api-trace``): ``Start  Duration  Name`` with names such as
   ``cudaLaunchKernel (kernel(float*) [112])``; the bracketed number is the correlation id.
   -> ``api_calls``.
@@ -54,6 +57,7 @@ from parsers.nvprof_text_rows import (
     cell_value,
     header_columns,
     is_api_row,
+    is_um_event,
     metric_row,
     split_fixed,
     split_metric_row,
@@ -137,6 +141,7 @@ class _Reader:
         self.device: tuple[str | None, int | None] = (None, None)
         self.skipped: dict[str, int] = {}
         self.instance_metrics: dict[str, int] = {}
+        self.um_events: dict[str, int] = {}  # trace rows skipped: UM page faults
 
     # -- driver -------------------------------------------------------------------------------
     def read(self) -> Profile:
@@ -249,6 +254,10 @@ class _Reader:
             cells = {k.rstrip("*"): v for k, v in split_fixed(self.src, i, columns).items()}
             if not cells["Name"]:
                 raise self.src.malformed(i, "trace row has no Name")
+            if is_um_event(cells["Name"]):
+                self.um_events[cells["Name"]] = self.um_events.get(cells["Name"], 0) + 1
+                i += 1
+                continue
             row: dict[str, Any] = {
                 "start_ns": cell_value(
                     self.src, i, "Start", cells["Start"], units.get("Start"), "ns"
@@ -280,8 +289,9 @@ class _Reader:
                 self.device = split_device(device.group(1))
             elif trailer:
                 kind = "UM-" + "-".join(trailer.group(1).lower().split())
+                calls = cell_int(src, i, trailer.group(1), trailer.group(2))
                 self._add("transfer_summary", {
-                    "kind": kind, "device": self.device[0], "calls": int(trailer.group(2))
+                    "kind": kind, "device": self.device[0], "calls": calls
                 })  # fmt: skip
             else:
                 cells = split_fixed(src, i, columns)
@@ -347,6 +357,9 @@ class _Reader:
             )
         for group, n in self.skipped.items():
             self.notes.append(f"{n} summary rows of the group {group!r} not imported (no table)")
+        if self.um_events:
+            what = ", ".join(f"{n} {name}" for name, n in sorted(self.um_events.items()))
+            self.notes.append(f"rows that are not kernels or transfers skipped: {what}")
         for name, n in self.instance_metrics.items():
             self.notes.append(f"{name}: printed per instance ({n} instances); value is their mean")
         tables = {t: _concat(fs) for t, fs in out.items() if t != "trace"}

@@ -26,7 +26,7 @@ import pandas as pd
 from parsers.frames import metric_record
 from parsers.names import parse_dims, split_device, transfer_kind
 from parsers.source import Source
-from parsers.units import is_missing, nvprof_cell, scale_nvprof
+from parsers.units import fits_int, is_missing, nvprof_cell, scale_nvprof
 
 NAN = math.nan
 
@@ -149,7 +149,7 @@ def cell_int(src: Source, index: int, column: str, cell: str) -> object:
     if is_missing(cell):
         return pd.NA
     text = cell.strip()
-    if not text.isdigit():
+    if not text.isdigit() or not fits_int(int(text)):
         raise src.malformed(index, f"column {column!r}: expected a whole number, found {text!r}")
     return int(text)
 
@@ -181,7 +181,7 @@ def split_metric_row(src: Source, index: int, n_values: int, described: bool) ->
         instances = tuple(body[cut + 1 : -1].split())
         body = body[:cut] + " -"  # the list stands in for the Avg cell
     tokens = body.split()
-    if len(tokens) < 2 or not tokens[0].isdigit():
+    if len(tokens) < 2 or not tokens[0].isdigit() or not fits_int(int(tokens[0])):
         raise src.malformed(
             index,
             "expected a metric row: invocation count, metric name, values; found "
@@ -225,6 +225,10 @@ _API_LAUNCH = re.compile(r"^(\S+)\s+\((.*)\)$")
 _CORRELATION = re.compile(r"\[(\d+)\]\s*$")
 _UM_KINDS = {"host to device": "UM-HtoD", "device to host": "UM-DtoH",
              "device to device": "UM-DtoD"}  # fmt: skip
+#: Unified Memory rows of a GPU trace: copies (size in the ``Unified Memory`` column) and the
+#: page-fault events, which are neither kernels nor transfers
+_UM_ROW = re.compile(r"^\[Unified Memory .*\]$")
+_UM_COPY = re.compile(r"^\[Unified Memory Memcpy ([A-Za-z]+)\]$")
 
 
 def activity_row(
@@ -254,7 +258,19 @@ def activity_row(
             row[key] = cells[col]
     if "Device" in cells and not is_missing(cells["Device"]):
         row["device"], row["device_id"] = split_device(cells["Device"])
+    um_copy = _UM_COPY.match(cells["Name"])
+    if um_copy:  # as in the CSV trace: a UM-<direction> transfer sized by "Unified Memory"
+        row["name"] = f"[CUDA Unified Memory memcpy {um_copy.group(1)}]"
+        size = cells.get("Unified Memory", "-")
+        row["bytes"] = cell_value(
+            src, i, "Unified Memory", size, units.get("Unified Memory"), "byte"
+        )
     return row
+
+
+def is_um_event(name: str) -> bool:
+    """A Unified Memory page-fault row of a GPU trace (not a kernel, not a transfer)."""
+    return bool(_UM_ROW.match(name)) and not _UM_COPY.match(name)
 
 
 def is_api_row(cells: dict[str, str]) -> bool:
@@ -274,7 +290,9 @@ def api_call(text: str) -> dict[str, Any]:
     if not m:
         return {"name": text}
     corr = _CORRELATION.search(m.group(2))
-    return {"name": m.group(1), "correlation_id": int(corr.group(1)) if corr else None}
+    found = int(corr.group(1)) if corr else None
+    known = found is not None and fits_int(found)
+    return {"name": m.group(1), "correlation_id": found if known else None}
 
 
 def um_row(src: Source, i: int, cells: dict[str, str], device: str | None) -> dict[str, Any]:

@@ -34,6 +34,7 @@ from advisor.errors import MalformedInput, UnreadableInput, UnrecognisedFormat
 from advisor.profile import Profile
 from parsers.registry import BinaryFormat, register
 from parsers.source import SQLITE_MAGIC
+from parsers.units import fits_int
 
 FORMAT = "sqlite"
 #: how many table names an "unrecognised database" message lists
@@ -164,7 +165,7 @@ def as_int(cell: object) -> int | None:
         return None
     if isinstance(cell, int | np.integer):
         return int(cell)
-    if isinstance(cell, float | np.floating) and math.isfinite(cell) and cell == int(cell):
+    if isinstance(cell, float | np.floating) and fits_int(cell):
         return int(cell)
     return None
 

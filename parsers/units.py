@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 import re
 
+import numpy as np
+
 NAN = float("nan")
 
 #: cells that mean "no value" in any of the tools
@@ -37,6 +39,18 @@ _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 _GROUPED = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 _GLUED = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-zµ%/]*)\s*$")
 _LEVEL = re.compile(r"^\s*[A-Za-z]+\s*\((\d+)\)\s*$")
+
+
+#: a whole number at or beyond this magnitude does not fit an Int64 column: in a file it is no
+#: real count, id or dimension
+INT_LIMIT = 2**63
+
+
+def fits_int(value: float | np.floating) -> bool:
+    """True for a finite whole number an ``Int64`` column holds (NaN, inf, 1.5, 1e20: False)."""
+    if isinstance(value, int):
+        return abs(value) < INT_LIMIT
+    return math.isfinite(value) and float(value).is_integer() and abs(value) < INT_LIMIT
 
 
 def is_missing(cell: object) -> bool:

@@ -291,6 +291,14 @@ def test_r_dataset_synthetic_rows(tmp_path: Path) -> None:
     assert not any("taken as 1" in n for n in profile.provenance[0].notes)
 
 
+@pytest.mark.parametrize("grid", ["inf", "1e20", "2.5"])
+def test_r_dataset_grid_that_is_no_whole_number_is_malformed(tmp_path: Path, grid: str) -> None:
+    text = R_HEADER + f'"1",1024,1.5e-06,{grid},1,1,256,1,1,32,0,"scale",87.5,"Tesla K40c (0)"\n'
+    with pytest.raises(MalformedInput, match=r"'grid\.x'") as err:
+        parsers.read(_write(tmp_path, "r.csv", text))
+    assert err.value.line == 2
+
+
 def test_r_dataset_header_only_is_empty_not_a_crash(tmp_path: Path) -> None:
     src = Source("r.csv", [R_HEADER.rstrip("\n"), ""])
     profile = read_r_dataset(src)

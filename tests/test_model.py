@@ -31,6 +31,24 @@ def test_validate_rejects_fractional_integers() -> None:
         schema.validate("launches", pd.DataFrame({"grid_x": [1.5]}))
 
 
+@pytest.mark.parametrize("value", [1e20, float("inf"), 10**20])
+def test_validate_rejects_integers_out_of_range_instead_of_wrapping(value: float) -> None:
+    # pandas would turn these into -9223372036854775808 without a word
+    with pytest.raises(SchemaError, match="grid_x"):
+        schema.validate("launches", pd.DataFrame({"grid_x": pd.Series([value], dtype=object)}))
+
+
+def test_names_too_large_for_ids_are_not_ids() -> None:
+    big = "99999999999999999999"
+    assert names.split_correlation(f"k(int) [{big}]") == (f"k(int) [{big}]", None)
+    assert names.split_device(f"Tesla K40c ({big})") == (f"Tesla K40c ({big})", None)
+    assert names.split_device(big) == (big, None)
+    assert names.parse_dims(f"({big}, 1, 1)") is None
+    assert names.compute_capability(8, 0) == "8.0"
+    assert names.compute_capability(float("inf"), 0) is None
+    assert names.compute_capability(None, 0) is None
+
+
 def test_profile_assigns_launch_ids_and_rejects_duplicates() -> None:
     prof = Profile(provenance=(PROV,), launches=pd.DataFrame({"name": ["a", "b"]}))
     assert list(prof.launches["launch_id"]) == [0, 1]

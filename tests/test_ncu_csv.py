@@ -132,7 +132,8 @@ def test_raw_page_launch_and_device_values(real_profiles: Path) -> None:
     assert device["sm_clock_hz"] == pytest.approx(1.965e9)
     assert device["memory_clock_hz"] == pytest.approx(3.996e9)
     assert device["l2_bytes"] == 132644864.0
-    assert pd.isna(device["memory_bandwidth_bytes_per_s"])
+    # _global_memory_bus_width "7680" (bits): 2 x 3.996e9 Hz x 7680 / 8, as for .ncu-rep reports
+    assert device["memory_bandwidth_bytes_per_s"] == pytest.approx(7.67232e12)
     assert any("kHz" in n for n in profile.provenance[0].notes)
 
 
@@ -616,3 +617,35 @@ def test_large_raw_page_parses_in_seconds(tmp_path: Path) -> None:
     elapsed = time.perf_counter() - start
     assert len(profile.launches) == 1000 and len(profile.metrics) == 400_000
     assert elapsed < 15, f"took {elapsed:.1f}s"
+
+
+RAW_HUGE = """\
+"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","device__attribute_compute_capability_major","device__attribute_compute_capability_minor","launch__registers_per_thread"
+"","","","","","","","","","","","","","register/thread"
+"0","900","app","host","k1(int)","99999999999999999999","7","(128, 1, 1)","(99999999999999999999, 1, 1)","99999999999999999999","","inf","0","1e20"
+"1","900","app","host","k1(int)","1","7","(128, 1, 1)","(4, 1, 1)","0","","inf","0","32"
+"""  # noqa: E501
+
+
+def test_raw_page_numbers_too_large_for_ids_are_missing(tmp_path: Path) -> None:
+    """Ids, dimensions and counts too large for a whole-number column are missing values (as
+    fractions are), not an overflow; a compute capability of 'inf' is unknown."""
+    profile = parsers.read(write(tmp_path, RAW_HUGE))
+    launch = profile.launches.iloc[0]
+    for column in ("context", "device_id", "grid_x", "registers_per_thread"):
+        assert pd.isna(launch[column]), column
+    assert (launch["block_x"], launch["stream"]) == (128, 7)
+    devices = profile.devices
+    assert list(devices["device_id"]) == [0] and pd.isna(devices["compute_capability"].iloc[0])
+
+
+def test_details_header_without_metric_unit_is_malformed(tmp_path: Path) -> None:
+    text = (
+        '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream",'
+        '"Section Name","Metric Name","Units?","Metric Value"\n'
+        '"0","1","app","host","k(int)","1","7","GPU Speed Of Light Throughput","Duration",'
+        '"us","1.50"\n'
+    )
+    with pytest.raises(MalformedInput, match="Metric Unit") as err:
+        parsers.read(write(tmp_path, text))
+    assert err.value.line == 1

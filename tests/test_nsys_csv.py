@@ -712,3 +712,21 @@ def test_reading_is_deterministic(tmp_path: Path) -> None:
     first, second = parsers.read(path), parsers.read(path)
     for table in first.frames:
         pd.testing.assert_frame_equal(first.frames[table], second.frames[table])
+
+
+@pytest.mark.parametrize("count", ["99999999999999999999", "inf"])
+def test_count_too_large_for_a_whole_number_is_malformed(tmp_path: Path, count: str) -> None:
+    text = f"{KERN_HEADER}\n100.0,10,{count},10.0,10.0,10,10,0.0,k\n"
+    with pytest.raises(MalformedInput, match="'Instances': expected a whole number") as err:
+        parsers.read(write(tmp_path, text))
+    assert err.value.line == 2
+
+
+def test_device_index_too_large_is_no_id(tmp_path: Path) -> None:
+    big = "99999999999999999999"
+    text = (
+        f"{TRACE_HEADER}\n"
+        f"1136125733,7072,128,4096,1,1,256,1,1,16,0.000,0.000,,,,,GPU ({big}),1,,13,k\n"
+    )
+    launch = parsers.read(write(tmp_path, text, "trace.csv")).launches.iloc[0]
+    assert launch["device"] == f"GPU ({big})" and pd.isna(launch["device_id"])

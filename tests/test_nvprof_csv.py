@@ -12,6 +12,7 @@ import math
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import parsers
@@ -659,3 +660,68 @@ def test_sniffer_needs_a_quoted_nvprof_table() -> None:
     assert not sniff_nvprof_csv(['"ID","Process ID","Process Name","Host Name","Kernel Name"'])
     assert not sniff_nvprof_csv(["Time (%),Total Time (ns),Instances,Avg (ns),Name"])
     assert not sniff_nvprof_csv(["==1== Profiling result:", "No kernels were profiled."])
+
+
+@pytest.mark.parametrize(
+    ("cell", "column"),
+    [("1.5", "Grid X"), ("99999999999999999999", "Grid X"), ("inf", "Grid X"), ("2.5", "Context")],
+)
+def test_whole_number_column_with_other_value_is_malformed_with_line(
+    tmp_path: Path, cell: str, column: str
+) -> None:
+    """A grid size or context id that is no whole number (or too large for one) is the row's
+    fault: MalformedInput naming line 5, not a schema error or a silently wrapped integer."""
+    grid, context = (cell, "1") if column == "Grid X" else ("4", cell)
+    text = (
+        PRE + TRACE9 + "us,us,,,,,,,,KB,KB,KB,GB/s,,,,,,,\n"
+        f"9.0,3.0,{grid},2,1,128,1,1,32,0.5,1.0,,,,,"
+        f'"Tesla T4 (1)","{context}","13","k(float*)",12\n'
+    )
+    with pytest.raises(MalformedInput) as err:
+        parsers.read(_write(tmp_path, text))
+    assert err.value.line == 5
+    assert f"{column!r}: expected a whole number, got {cell!r}" in str(err.value)
+
+
+def test_summary_calls_that_are_no_whole_number_are_malformed(tmp_path: Path) -> None:
+    text = (
+        PRE + '"Type","Time(%)","Time","Calls","Avg","Min","Max","Name"\n,%,ms,,us,us,ms,\n'
+        '"GPU activities",100.0,1.0,2.5,400.0,300.0,0.5,"k(float*)"\n'
+    )
+    with pytest.raises(MalformedInput) as err:
+        parsers.read(_write(tmp_path, text))
+    assert err.value.line == 5 and "'Calls'" in str(err.value)
+
+
+def test_metric_invocations_too_large_are_malformed(tmp_path: Path) -> None:
+    text = (
+        PRE
+        + '"Device","Kernel","Invocations","Metric Name","Metric Description",'
+        + '"Min","Max","Avg"\n'
+        '"G (0)","k(float*)",99999999999999999999,"ipc","Executed IPC",1.0,1.0,1.0\n'
+    )
+    with pytest.raises(MalformedInput) as err:
+        parsers.read(_write(tmp_path, text))
+    assert err.value.line == 4 and "'Invocations'" in str(err.value)
+
+
+def test_ids_too_large_in_names_are_no_ids(tmp_path: Path) -> None:
+    """A "[N]" suffix or a "(N)" device index too large for an id stays part of the text."""
+    big = "99999999999999999999"
+    text = (
+        PRE + TRACE9 + "us,us,,,,,,,,KB,KB,KB,GB/s,,,,,,,\n"
+        f'9.0,3.0,4,2,1,128,1,1,32,0.5,1.0,,,,,"G ({big})","1","13","k(float*) [{big}]",\n'
+    )
+    k = parsers.read(_write(tmp_path, text)).launches.iloc[0]
+    assert k["name"] == f"k(float*) [{big}]" and pd.isna(k["correlation_id"])
+    assert k["device"] == f"G ({big})" and pd.isna(k["device_id"])
+
+
+def test_metric_trace_bad_value_message_shows_the_cell(tmp_path: Path) -> None:
+    text = (
+        PRE + '"Device","Context","Stream","Kernel","Global Load Throughput"\n,,,,GB/s\n'
+        '"G (0)","1","7","k(float*)",1.5x\n'
+    )
+    with pytest.raises(MalformedInput) as err:
+        parsers.read(_write(tmp_path, text))
+    assert "got '1.5x'" in str(err.value) and "np.str_" not in str(err.value)

@@ -557,3 +557,57 @@ def test_sniff_accepts_headerless_metric_excerpt() -> None:
         "    0.500000    0.600000    0.550000",
     ]
     assert sniff_nvprof_text(excerpt)
+
+
+def test_numbers_too_large_for_ids_and_counts(tmp_path: Path) -> None:
+    """A count or register number too large for a whole-number column is malformed; a "[N]"
+    correlation suffix too large for an id stays part of the kernel name."""
+    big = "99999999999999999999"
+    header = ["Start", "Duration", "Grid Size", "Regs*", "Name"]
+    rows = [["1.0000ms", "2.0000us", "(8 1 1)", big, "k(int) [5]"]]
+    with pytest.raises(MalformedInput, match="Regs") as err:
+        parsers.read(_write(tmp_path, ["==1== Profiling result:", *_table(header, rows)], "r.txt"))
+    assert err.value.line == 3
+    rows = [["1.0000ms", "2.0000us", "(8 1 1)", "16", f"k(int) [{big}]"]]
+    lines = ["==1== Profiling result:", *_table(header, rows)]
+    launch = parsers.read(_write(tmp_path, lines, "c.txt")).launches.iloc[0]
+    assert launch["name"] == f"k(int) [{big}]" and pd.isna(launch["correlation_id"])
+    trailer = ["==1== Unified Memory profiling result:", 'Device "G (0)"',
+               *_table(["Count", "Avg Size", "Min Size", "Max Size", "Total Size", "Total Time",
+                        "Name"], [["2", "4.0000KB", "4.0000KB", "4.0000KB", "8.0000KB",
+                                   "1.0000us", "Host To Device"]]),
+               f"Total CPU Page faults: {big}"]  # fmt: skip
+    with pytest.raises(MalformedInput, match="CPU Page faults") as err:
+        parsers.read(_write(tmp_path, ["==1== Profiling result:", *_table(header, rows[:1]),
+                                       "", *trailer], "u.txt"))  # fmt: skip
+    assert err.value.line == 9
+
+
+UM_TRACE = [
+    "==77== Profiling result:",
+    "   Start  Duration       Grid Size   Block Size  Regs*  SSMem*  DSMem*        Device"
+    "  Context  Stream  Unified Memory  Virtual Address  Name",
+    "100.00ms         -               -            -      -       -       -             -"
+    "        -       -   PC 0x11112222   0x7f0000000000  [Unified Memory CPU page faults]",
+    "101.50ms  20.000us               -            -      -       -       -  Tesla T4 (0)"
+    "        -       -    128.000000KB   0x7f0000000000  [Unified Memory Memcpy HtoD]",
+    "102.00ms  300.00us        (32 1 1)    (256 1 1)     16      0B      0B  Tesla T4 (0)"
+    "        1       7               -                -  saxpy(int, float*) [120]",
+    "102.01ms  250.00us               -            -      -       -       -  Tesla T4 (0)"
+    "        -       -               3   0x7f0000020000  [Unified Memory GPU page faults]",
+    "102.40ms  10.000us               -            -      -       -       -  Tesla T4 (0)"
+    "        -       -     64.000000KB   0x7f0000020000  [Unified Memory Memcpy DtoH]",
+]
+
+
+def test_gpu_trace_unified_memory_rows_are_transfers_or_skipped(tmp_path: Path) -> None:
+    """nvprof --print-gpu-trace with unified memory (text twin of the CSV trace): the UM copies
+    are UM-HtoD / UM-DtoH transfers sized by the "Unified Memory" column (128 KB = 131072 B,
+    binary), the page-fault rows are no launches."""
+    prof = parsers.read(_write(tmp_path, UM_TRACE))
+    assert list(prof.launches["name"]) == ["saxpy(int, float*)"]
+    t = prof.transfers
+    assert list(t["kind"]) == ["UM-HtoD", "UM-DtoH"]
+    assert list(t["bytes"]) == [128 * 1024, 64 * 1024]
+    assert list(t["duration_ns"]) == [20000, 10000]
+    assert any("1 [Unified Memory CPU page faults]" in n for n in prof.provenance[0].notes)

@@ -99,3 +99,9 @@ def test_time_to_ns_rejects_unknown_unit() -> None:
     assert units.time_to_ns(1.5, "ms") == 1.5e6
     with pytest.raises(ValueError):
         units.time_to_ns(1.0, "fortnight")
+
+
+def test_fits_int_accepts_only_whole_numbers_an_int64_column_holds() -> None:
+    assert units.fits_int(7) and units.fits_int(7.0) and units.fits_int(2**63 - 1)
+    for value in (1.5, math.nan, math.inf, -math.inf, 1e20, 2**63, float(2**63 - 1)):
+        assert not units.fits_int(value), value
