@@ -51,6 +51,7 @@ from advisor.profile import Profile, Provenance
 from parsers.frames import gpu_activity_frames
 from parsers.names import split_device, transfer_kind
 from parsers.nvprof_text_rows import (
+    Column,
     activity_row,
     api_call,
     cell_int,
@@ -89,6 +90,7 @@ _METRIC_ROW = re.compile(r"^\s*\d+\s+[a-z][a-z0-9_]*(?:\s+\S+){3,}\s*$")
 _TOOL_LINE = re.compile(r"^\s*(?:==\d+==|========)\s*(.*?)\s*$")
 _RUN_START = re.compile(r"NVPROF is profiling process (\d+), command: (.*)$")
 _UM_TRAILER = re.compile(r"^\s*Total ([A-Za-z ]+?):\s*(\d+)\s*$")
+_UM_COLUMNS = ("Count", "Avg Size", "Min Size", "Max Size", "Total Size", "Total Time", "Name")
 _LEGEND = re.compile(r"^\s*(?:Regs|SSMem|DSMem|SrcMemType|DstMemType|Src Dev|Dst Dev)\*?:\s")
 _TABLES = ("kernel_summary", "transfer_summary", "api_summary", "trace", "api_calls", "metrics")
 
@@ -188,6 +190,19 @@ class _Reader:
         elif text.startswith("Error"):
             self.runs[-1].errors.append(text)
 
+    def _columns(self, index: int, required: Sequence[str]) -> list[Column]:
+        """The columns of the header at line ``index``; a header whose names run together (one
+        space apart) lacks some of ``required`` and is malformed."""
+        columns = header_columns(self.lines[index])
+        missing = [n for n in required if n not in {c.name for c in columns}]
+        if missing:
+            raise self.src.malformed(
+                index,
+                f"table header without the column(s) {', '.join(map(repr, missing))} "
+                "(column names are two or more spaces apart)",
+            )
+        return columns
+
     def _add(self, table: str, row: dict[str, Any]) -> None:
         self.runs[-1].rows[table].append(row)
 
@@ -197,7 +212,7 @@ class _Reader:
 
     # -- summary ------------------------------------------------------------------------------
     def _summary(self, header: int) -> int:
-        columns = header_columns(self.lines[header])
+        columns = self._columns(header, ("Time(%)", "Time", "Calls", "Avg", "Min", "Max", "Name"))
         i = header + 1
         units = units_row(self.lines[i], columns) if i < len(self.lines) else None
         if units is not None:
@@ -240,7 +255,7 @@ class _Reader:
 
     # -- GPU / API trace ----------------------------------------------------------------------
     def _trace(self, header: int) -> int:
-        columns = header_columns(self.lines[header])
+        columns = self._columns(header, ("Start", "Duration", "Name"))
         api_only = {c.name for c in columns} <= {"Start", "Duration", "Name", "Correlation_ID"}
         self._mode("api-trace" if api_only else "gpu-trace")
         i = header + 1
@@ -276,7 +291,7 @@ class _Reader:
 
     # -- unified memory -----------------------------------------------------------------------
     def _unified_memory(self, header: int) -> int:
-        columns = header_columns(self.lines[header])
+        columns = self._columns(header, _UM_COLUMNS)
         self._mode("unified-memory")
         src, i = self.src, header + 1
         while i < len(self.lines) and not _ends_table(self.lines[i]):
@@ -284,7 +299,7 @@ class _Reader:
             trailer = _UM_TRAILER.match(line)
             device = _DEVICE_LINE.match(line)
             if _UM_HEADER.match(line):
-                columns = header_columns(line)
+                columns = self._columns(i, _UM_COLUMNS)
             elif device:
                 self.device = split_device(device.group(1))
             elif trailer:

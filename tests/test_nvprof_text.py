@@ -611,3 +611,16 @@ def test_gpu_trace_unified_memory_rows_are_transfers_or_skipped(tmp_path: Path) 
     assert list(t["bytes"]) == [128 * 1024, 64 * 1024]
     assert list(t["duration_ns"]) == [20000, 10000]
     assert any("1 [Unified Memory CPU page faults]" in n for n in prof.provenance[0].notes)
+
+
+def test_header_with_names_run_together_is_malformed(tmp_path: Path) -> None:
+    """Column names one space apart read as one column: the header lacks "Time(%)" and "Time"
+    (was a KeyError)."""
+    lines = [
+        "==1== Profiling result:",
+        "            Type  Time(%) Time     Calls       Avg       Min       Max  Name",
+        " GPU activities:  100.00%  1.0000ms         1  1.0000ms  1.0000ms  1.0000ms  k(int)",
+    ]
+    with pytest.raises(MalformedInput, match="'Time\\(%\\)', 'Time'") as err:
+        parsers.read(_write(tmp_path, lines))
+    assert err.value.line == 2
