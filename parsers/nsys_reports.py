@@ -324,20 +324,24 @@ def _devices(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def _transfer_summary(times: list[pd.DataFrame], sizes: list[pd.DataFrame]) -> pd.DataFrame | None:
-    """Time and size summaries as one row per kind when each kind appears once in each;
-    otherwise (several captures in one file) their rows one after the other."""
+    """Time and size summaries as one row per kind; a file of several captures pairs the n-th
+    time row of a kind with the n-th size row of that kind (one row per kind and capture)."""
     time = pd.concat(times, ignore_index=True) if times else None
     size = pd.concat(sizes, ignore_index=True) if sizes else None
     if time is None or size is None:
         return time if size is None else size
-    if time["kind"].duplicated().any() or size["kind"].duplicated().any():
-        return pd.concat([time, size], ignore_index=True)
-    merged = time.merge(size, on="kind", how="outer", suffixes=("", "_size"), sort=False)
-    order: dict[object, int] = {}
-    for kind in [*time["kind"], *size["kind"]]:
-        order.setdefault(kind, len(order))
-    merged = merged.sort_values(
-        "kind", key=lambda s: s.map(lambda k: order.get(k, len(order))), kind="stable"
-    )
+    keys = ["kind", "_n"]
+    time = time.assign(_n=time.groupby("kind", dropna=False).cumcount())
+    size = size.assign(_n=size.groupby("kind", dropna=False).cumcount())
+    merged = time.merge(size, on=keys, how="outer", suffixes=("", "_size"), sort=False)
+    order: dict[tuple[object, int], int] = {}
+    for key in [*_pairs(time, keys), *_pairs(size, keys)]:
+        order.setdefault(key, len(order))
+    rank = [order.get(k, len(order)) for k in _pairs(merged, keys)]
+    merged = merged.assign(_rank=rank).sort_values("_rank", kind="stable")
     merged["calls"] = merged["calls"].fillna(merged.pop("calls_size"))
-    return merged.reset_index(drop=True)
+    return merged.drop(columns=["_n", "_rank"]).reset_index(drop=True)
+
+
+def _pairs(frame: pd.DataFrame, keys: list[str]) -> list[tuple[object, int]]:
+    return list(zip(frame[keys[0]], frame[keys[1]], strict=True))

@@ -39,8 +39,11 @@ from parsers.sqlite_db import (
     SqliteReader,
     add_reader,
     as_int,
+    as_text,
     int_column,
+    int_columns,
     lookup,
+    number_column,
     string_by_id,
 )
 
@@ -109,8 +112,9 @@ def read_nsys_sqlite(db: Database) -> Profile:
 def _frame(db: Database, table: str, columns: Mapping[str, str]) -> pd.DataFrame:
     """``columns`` of ``table`` renamed; exact integer times turned into start and duration."""
     out = db.frame(table, list(columns), required=("start", "end")).rename(columns=dict(columns))
-    start = int_column(out["start_ns"])
-    end = int_column(out.pop("end_ns"))
+    int_columns(out)
+    start = out["start_ns"]
+    end = out.pop("end_ns")
     out["duration_ns"] = (end - start).astype("float64")
     out["start_ns"] = start.astype("float64")
     return out
@@ -216,12 +220,12 @@ def _devices(db: Database) -> pd.DataFrame:
     out = pd.DataFrame(
         {
             "device_id": pd.array(device_ids, dtype="Int64"),
-            "name": raw["name"],
+            "name": [as_text(v) for v in raw["name"]],
             "compute_capability": cc,
-            "sm_count": raw["smCount"],
-            "sm_clock_hz": raw["clockRate"],  # Hz
-            "memory_bandwidth_bytes_per_s": raw["memoryBandwidth"],
-            "l2_bytes": raw["l2CacheSize"],
+            "sm_count": int_column(raw["smCount"]),
+            "sm_clock_hz": number_column(raw["clockRate"]),  # Hz
+            "memory_bandwidth_bytes_per_s": number_column(raw["memoryBandwidth"]),
+            "l2_bytes": number_column(raw["l2CacheSize"]),
         }
     )
     out = out.drop_duplicates(subset=["device_id", "name"])

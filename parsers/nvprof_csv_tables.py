@@ -213,6 +213,10 @@ def summary_frames(src: Source, block: Block, notes: list[str]) -> dict[str, pd.
     else:
         is_api = pd.Series(block.api_section, index=frame.index)
         is_gpu = ~is_api
+    if block.col("Type") is not None:
+        other = kind[~(is_api | is_gpu)].dropna()
+        for group, n in other.value_counts(sort=False).items():
+            note(notes, f"{n} summary rows of the group {group!r} not imported (no table)")
     is_copy = is_gpu & kinds.notna()
     is_kernel = is_gpu & kinds.isna() & names.notna()
     kernels = common[is_kernel].assign(name=names[is_kernel])

@@ -44,7 +44,9 @@ from parsers.sqlite_db import (
     as_int,
     as_text,
     int_column,
+    int_columns,
     lookup,
+    number_column,
     string_by_id,
 )
 
@@ -132,9 +134,8 @@ def _activity(
     if not frames:
         return pd.DataFrame({c: pd.Series([], dtype="Int64") for c in [*columns.values()]})
     out = pd.concat(frames, ignore_index=True)
-    for col in ("start_ns", "end_ns"):
-        # exact integers: absolute ns (~1.6e18) lose precision in float64 (53-bit mantissa)
-        out[col] = int_column(out[col])
+    # exact integers: absolute ns (~1.6e18) lose precision in float64 (53-bit mantissa)
+    int_columns(out, keep=("name", "table"))
     return out
 
 
@@ -215,13 +216,13 @@ def _devices(db: Database, strings: Mapping[int, str]) -> pd.DataFrame:
     ]
     return pd.DataFrame(
         {
-            "device_id": raw["id"],
+            "device_id": int_column(raw["id"]),
             "name": [_string(db, strings, v, "device name") for v in raw["name"]],
             "compute_capability": cc,
-            "sm_count": raw["numMultiprocessors"],
-            "sm_clock_hz": pd.to_numeric(raw["coreClockRate"]) * 1e3,  # kHz
-            "memory_bandwidth_bytes_per_s": pd.to_numeric(raw["globalMemoryBandwidth"]) * 1e3,
-            "l2_bytes": raw["l2CacheSize"],
+            "sm_count": int_column(raw["numMultiprocessors"]),
+            "sm_clock_hz": number_column(raw["coreClockRate"]) * 1e3,  # kHz
+            "memory_bandwidth_bytes_per_s": number_column(raw["globalMemoryBandwidth"]) * 1e3,
+            "l2_bytes": number_column(raw["l2CacheSize"]),
         }
     ).sort_values("device_id", kind="stable")
 

@@ -98,8 +98,8 @@ class Database:
         """An id -> text table (nvprof ``StringTable``, nsys ``StringIds``) as a dict."""
         out: dict[int, str] = {}
         for k, v in self.rows(f"SELECT {_q(key)}, {_q(value)} FROM {_q(table)}"):
-            if (number := as_int(k)) is not None and v is not None:
-                out[number] = str(v)
+            if (number := as_int(k)) is not None and (text := as_text(v)) is not None:
+                out[number] = text
         return out
 
 
@@ -171,15 +171,31 @@ def as_int(cell: object) -> int | None:
 
 
 def as_text(cell: object) -> str | None:
-    """An SQLite/pandas cell as text; None, NaN and NA -> None."""
+    """An SQLite/pandas cell as text (a blob decoded as UTF-8); None, NaN and NA -> None."""
     if cell is None or cell is pd.NA or (isinstance(cell, float) and math.isnan(cell)):
         return None
+    if isinstance(cell, bytes | bytearray | memoryview):
+        return bytes(cell).decode("utf-8", errors="replace")
     return str(cell)
 
 
 def int_column(values: pd.Series) -> pd.Series:
     """A column of integer cells as exact nullable integers (``Int64``)."""
     return pd.Series(pd.array([as_int(v) for v in values], dtype="Int64"), index=values.index)
+
+
+def number_column(values: pd.Series) -> pd.Series:
+    """A column of numeric cells as floats; text and blobs (a damaged row) are missing."""
+    return pd.to_numeric(values, errors="coerce").astype("float64")
+
+
+def int_columns(frame: pd.DataFrame, keep: Sequence[str] = ("name",)) -> None:
+    """Every column of ``frame`` but ``keep`` (string ids, looked up with their own check) as
+    exact nullable integers: the CUPTI activity columns are all integers, and a cell that is not
+    one (text, a fraction in a damaged database) is a missing value."""
+    for column in frame.columns:
+        if column not in keep:
+            frame[column] = int_column(frame[column])
 
 
 def lookup(table: Mapping[int, str], cell: object, default: str | None = None) -> str | None:

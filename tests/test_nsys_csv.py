@@ -330,6 +330,31 @@ def test_mem_time_and_size_merge_by_kind(tmp_path: Path) -> None:
     assert ts["min_bytes"].iloc[2] == pytest.approx(250_000)
 
 
+def test_mem_summaries_of_two_captures_pair_up_per_capture(tmp_path: Path) -> None:
+    """Two captures in one file: each capture's time row pairs with its size row (the transfer
+    count is 3 + 5, not every row twice)."""
+    time_header = (
+        "Time (%),Total Time (ns),Count,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Operation"
+    )
+    size_header = "Total (MB),Count,Avg (MB),Med (MB),Min (MB),Max (MB),StdDev (MB),Operation"
+    lines = []
+    for calls in (3, 5):
+        lines += [
+            PROC.format("cuda_gpu_mem_time_sum"),
+            time_header,
+            f"100.0,{calls * 100},{calls},100.0,100.0,90,110,10.0,[CUDA memcpy Host-to-Device]",
+            "",
+            PROC.format("cuda_gpu_mem_size_sum"),
+            size_header,
+            f"{calls}.000,{calls},1.000,1.000,1.000,1.000,0.000,[CUDA memcpy Host-to-Device]",
+            "",
+        ]
+    ts = read_raw(write(tmp_path, "\n".join(lines))).transfer_summary
+    assert ts["calls"].tolist() == [3, 5]
+    assert ts["total_ns"].tolist() == [300, 500]
+    assert ts["total_bytes"].tolist() == pytest.approx([3e6, 5e6])
+
+
 def test_mem_size_kib_alone(tmp_path: Path) -> None:
     text = (
         "Total (KiB),Count,Avg (KiB),Med (KiB),Min (KiB),Max (KiB),StdDev (KiB),Operation\n"

@@ -234,3 +234,23 @@ def test_short_name_used_when_no_demangled_name_column(tmp_path: Path) -> None:
     assert prof.launches["name"].tolist() == ["scale"]
     assert pd.isna(prof.launches["grid_x"].iloc[0])  # column absent: missing, not 0
     assert prof.devices.empty
+
+
+def test_damaged_cells_are_missing_values_not_schema_errors(tmp_path: Path) -> None:
+    """Text where the export stores integers, and a device name stored as a blob: missing
+    values and decoded text, never a SchemaError."""
+    path = make_export(tmp_path / "run.sqlite", BASE_DDL, KERNEL_DDL, ENUM_DDL, GPU_DDL)
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET gridX = 'x' WHERE correlationId = 2;"
+        "UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET bytes = 'many' WHERE correlationId = 10;"
+        "UPDATE TARGET_INFO_GPU SET name = X'41ff', smCount = 'lots', clockRate = 'fast';"
+    )
+    conn.commit()
+    conn.close()
+    prof = parsers.read(path)
+    launches = prof.launches.set_index("correlation_id")
+    assert pd.isna(launches.loc[2, "grid_x"]) and launches.loc[4, "grid_x"] == 40
+    assert pd.isna(prof.transfers.set_index("correlation_id").loc[10, "bytes"])
+    dev = prof.devices.iloc[0]
+    assert dev["name"] == "A\ufffd" and pd.isna(dev["sm_count"]) and pd.isna(dev["sm_clock_hz"])

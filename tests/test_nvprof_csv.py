@@ -725,3 +725,18 @@ def test_metric_trace_bad_value_message_shows_the_cell(tmp_path: Path) -> None:
     with pytest.raises(MalformedInput) as err:
         parsers.read(_write(tmp_path, text))
     assert "got '1.5x'" in str(err.value) and "np.str_" not in str(err.value)
+
+
+def test_summary_rows_of_other_groups_are_noted(tmp_path: Path) -> None:
+    """OpenACC / OpenMP groups have no normalised table: their rows are counted in a note (as
+    the text reader does), not dropped silently."""
+    text = (
+        PRE + '"Type","Time(%)","Time","Calls","Avg","Min","Max","Name"\n,%,ms,,us,us,ms,\n'
+        '"GPU activities",100.0,1.0,2,500.0,400.0,0.6,"k(float*)"\n'
+        '"OpenACC (excl)",60.0,2.0,4,500.0,400.0,0.6,"acc_wait@a.F90:10"\n'
+        '"OpenACC (excl)",40.0,1.0,2,500.0,400.0,0.6,"acc_enqueue_launch@a.F90:12"\n'
+    )
+    prof = parsers.read(_write(tmp_path, text))
+    assert list(prof.kernel_summary["name"]) == ["k(float*)"]
+    notes = prof.provenance[0].notes
+    assert "2 summary rows of the group 'OpenACC (excl)' not imported (no table)" in notes

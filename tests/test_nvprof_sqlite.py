@@ -283,3 +283,28 @@ def test_kernel_table_without_start_column_is_malformed(tmp_path: Path) -> None:
     conn.close()
     with pytest.raises(MalformedInput, match="CUPTI_ACTIVITY_KIND_KERNEL has no column start"):
         parsers.read(path)
+
+
+def test_damaged_cells_are_missing_values_not_schema_errors(tmp_path: Path) -> None:
+    """SQLite stores any type in any column: text or fractions where CUPTI writes integers (a
+    damaged file) are missing values, never a SchemaError or a raw ValueError."""
+    path = make_nvprof_db(tmp_path / "run.nvprof")
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        "UPDATE CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL SET gridX = 'x', correlationId = 'y',"
+        " staticSharedMemory = 1.5 WHERE _id_ = 1;"
+        "UPDATE CUPTI_ACTIVITY_KIND_DEVICE SET id = 'abc', coreClockRate = 'fast',"
+        " numMultiprocessors = 'many', l2CacheSize = 'big', computeCapabilityMajor = 9e999;"
+        "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET returnValue = 'oops' WHERE _id_ = 1;"
+    )
+    conn.commit()
+    conn.close()
+    prof = parsers.read(path)
+    first = prof.launches.iloc[0]
+    assert pd.isna(first["grid_x"]) and pd.isna(first["correlation_id"])
+    assert pd.isna(first["static_shared_bytes"])
+    assert prof.launches["grid_x"].iloc[1] == 64
+    dev = prof.devices.iloc[0]
+    assert dev["name"] == "Tesla K80" and pd.isna(dev["device_id"])
+    assert pd.isna(dev["sm_clock_hz"]) and pd.isna(dev["compute_capability"])
+    assert pd.isna(prof.api_calls["result"].iloc[0])
