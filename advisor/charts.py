@@ -20,6 +20,7 @@ from matplotlib.backends.backend_svg import FigureCanvasSVG
 from matplotlib.figure import Figure
 
 from advisor.report import KernelDetail, StreamsSequence
+from advisor.report_roofline import Roofline
 from advisor.report_timeline import Timeline
 
 #: rcParams that make the SVG small and reproducible
@@ -225,3 +226,45 @@ def grouped_criteria_chart(
 
 def _or_zero(value: float | None) -> float:
     return 0.0 if value is None else float(value)
+
+
+def roofline_chart(roofline: Roofline) -> Markup:
+    """Achieved FLOP/s over arithmetic intensity (log-log), one numbered point per kernel (its
+    rank in the kernel table), under the roof min(peak, bandwidth × intensity)."""
+    peak32 = roofline.peak_fp32_flops or 1.0
+    bandwidth = roofline.peak_dram_bytes_per_s or 1.0
+    points = [p for p in roofline.points if p.drawn]
+    xs = [float(p.intensity or 1.0) for p in points]
+    ys = [float(p.achieved_flops or 1.0) for p in points]
+    ridge = peak32 / bandwidth
+    lo = min([*xs, ridge]) / 10
+    hi = max([*xs, ridge]) * 10
+    with matplotlib.rc_context(_RC):
+        fig = _figure(7.0, 3.2)
+        ax = fig.add_subplot(1, 1, 1)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.plot([lo, ridge, hi], [bandwidth * lo, peak32, peak32], color="#333333", linewidth=1.2)
+        ax.text(hi, peak32 * 1.1, f"FP32 peak {peak32 / 1e12:.3g} TFLOP/s", ha="right", va="bottom")
+        ax.text(
+            lo * 1.2,
+            bandwidth * lo * 1.5,
+            f"DRAM {bandwidth / 1e9:.4g} GB/s",
+            ha="left",
+            va="bottom",
+            rotation=20,
+        )
+        peak64 = roofline.peak_fp64_flops
+        if peak64 and any(p.precision == "fp64" for p in points):
+            ridge64 = peak64 / bandwidth
+            ax.plot([ridge64, hi], [peak64, peak64], color="#333333", linewidth=0.8, ls="--")
+            ax.text(hi, peak64 * 1.1, f"FP64 peak {peak64 / 1e12:.3g} TFLOP/s", ha="right")
+        ax.scatter(xs, ys, color=_OK, zorder=3, s=18)
+        for p, x, y in zip(points, xs, ys, strict=True):
+            ax.annotate(str(p.rank), (x, y), textcoords="offset points", xytext=(4, 3))
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(min([*ys, bandwidth * lo]) / 2, peak32 * 3)
+        ax.set_xlabel("arithmetic intensity (FLOP per DRAM byte)")
+        ax.set_ylabel("achieved FLOP/s")
+        fig.subplots_adjust(left=0.11, right=0.98, top=0.96, bottom=0.15)
+        return svg_markup(fig)

@@ -5,7 +5,10 @@
   application run (say an nsys timeline and an ncu report), scores every kernel on the nine
   criteria and writes the analysis as JSON (layout: docs/criteria.md), the self-contained HTML
   report and the Markdown summary (docs/report.md); at least one output is required (exit 2).
-  ``--fail-if`` conditions that hold exit with code 4 (advisor/gates.py).
+  ``--fail-if`` conditions that hold exit with code 4 (advisor/gates.py).  ``--per-file``
+  analyses every profile in the FILE folders on its own, in ``--jobs`` processes, into the
+  output folders with an index (advisor/cli_batch.py, docs/batch.md); ``--quiet`` drops the
+  progress display (advisor/progress.py) and the ``wrote`` lines.
 * ``metrics --tool ncu|nvprof`` prints the profiler command that collects every input the
   advisor uses, and the separate timeline command HOSTSYNC needs.
 
@@ -15,19 +18,25 @@ Registered on the ``cuda-advisor`` group by advisor/cli.py.
 from __future__ import annotations
 
 import json
+import math
+import os
+from dataclasses import replace
 from typing import Any
 
 import click
 
 import parsers
-from advisor import compare, gates, render, render_compare, report
+from advisor import batch, cli_batch, compare, gates, progress, render, render_compare, report
 from advisor.criteria import collect, evaluate
 from advisor.criteria.analysis import _clean, to_json
 from advisor.criteria.speedups import AMDAHL, SPEEDUP_FORMS
 from advisor.devices import resolve_device
-from advisor.errors import EXIT_GATE, UsageError
+from advisor.errors import EXIT_GATE, UnreadableInput, UsageError
+from advisor.models import maxsum_input
+from advisor.models.bsp_app import read_app
 from advisor.output import write_atomic
 from advisor.profile import Profile, merge
+from advisor.report_predictions import ModelInputs
 
 
 @click.command(name="report")
@@ -36,20 +45,22 @@ from advisor.profile import Profile, merge
     "-o",
     "--output",
     "html_path",
-    type=click.Path(dir_okay=False),
-    help="Write the report as one self-contained HTML file.",
+    type=click.Path(),
+    help="Write the report as one self-contained HTML file (with --per-file: a folder).",
 )
 @click.option(
     "--markdown",
     "markdown_path",
-    type=click.Path(dir_okay=False),
-    help="Write a GitHub-flavoured Markdown summary (for a pull-request comment).",
+    type=click.Path(),
+    help="Write a GitHub-flavoured Markdown summary (for a pull-request comment; with "
+    "--per-file: a folder).",
 )
 @click.option(
     "--json",
     "json_path",
-    type=click.Path(dir_okay=False),
-    help="Write the analysis as JSON to this file (layout: docs/criteria.md).",
+    type=click.Path(),
+    help="Write the analysis as JSON to this file (layout: docs/criteria.md; with --per-file: "
+    "a folder).",
 )
 @click.option(
     "--device",
@@ -74,6 +85,48 @@ from advisor.profile import Profile, merge
     help="CI gate, repeatable: NAME OP NUMBER, e.g. potential_speedup>2 or "
     "SHMEM_EFFICIENCY<0.5 (any kernel); exit code 4 when a condition holds.",
 )
+# -- batch mode and progress (docs/batch.md) --
+@click.option(
+    "--per-file",
+    "per_file",
+    is_flag=True,
+    help="Analyse every profile in the FILE folders (recursively) on its own, in parallel, "
+    "writing one report per profile and an index into the -o/--markdown/--json folders.",
+)
+@click.option(
+    "--jobs",
+    "jobs",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="With --per-file: worker processes (default: one per CPU core; 1 runs in-process).",
+)
+@click.option(
+    "-q",
+    "--quiet",
+    "quiet",
+    is_flag=True,
+    help="No progress display and no 'wrote' lines; errors, notes and gate failures still print.",
+)
+# -- model inputs of the report's predictions (docs/report.md) --
+@click.option(
+    "--app",
+    "app_path",
+    type=click.Path(dir_okay=False),
+    help="BSP application description (as predict bsp --app takes); needs --app-size.",
+)
+@click.option(
+    "--app-size",
+    "app_size",
+    type=float,
+    metavar="N",
+    help="The input size N of the profiled run, for --app's expressions.",
+)
+@click.option(
+    "--kernels",
+    "kernels_path",
+    type=click.Path(dir_okay=False),
+    help="MAX/SUM kernel description (as predict maxsum --kernel takes).",
+)
 def report_cmd(
     files: tuple[str, ...],
     html_path: str | None,
@@ -82,38 +135,105 @@ def report_cmd(
     device: str | None,
     speedup_form: str,
     fail_if: tuple[str, ...],
+    per_file: bool,
+    jobs: int | None,
+    quiet: bool,
+    app_path: str | None = None,
+    app_size: float | None = None,
+    kernels_path: str | None = None,
 ) -> None:
     """Score every kernel of the FILEs (one application run) on the nine optimization criteria
-    and write the report as HTML (-o), Markdown (--markdown) and/or JSON (--json)."""
+    and write the report as HTML (-o), Markdown (--markdown) and/or JSON (--json).
+
+    With --per-file, every profile in the FILE folders gets its own report, plus an index."""
     if html_path is None and markdown_path is None and json_path is None:
         raise UsageError(
             "report: give at least one output: -o REPORT.html, --markdown OUT.md or --json OUT.json"
         )
     conditions = [gates.parse(expr) for expr in fail_if]
-    profile = merge([parsers.read(path) for path in files])
+    models = _model_inputs(app_path, app_size, kernels_path, per_file)
+    if per_file:
+        outs = (html_path, markdown_path, json_path)
+        settings = batch.Settings(device, speedup_form, fail_if, *outs)
+        code = cli_batch.report_folder(files, settings, jobs or cli_batch.default_jobs(), quiet)
+        raise click.exceptions.Exit(code)
+    _check_single(files, jobs, html_path, markdown_path, json_path)
+    renders = sum(out is not None for out in (html_path, markdown_path))
+    bar = progress.for_inputs(files, len(files) + 1 + renders + (renders > 0), quiet)
+    profile = merge([bar.call(f"parsing {progress.describe(p)}", parsers.read, p) for p in files])
     characterization, note = _device(profile, device)
     if note:
         click.echo(f"cuda-advisor: note: {note}", err=True)
-    analysis = evaluate(profile, characterization, speedup_form, device_note=note)
+    analysis = bar.call(
+        f"analysing {len(profile.launches):,} launches",
+        evaluate,
+        profile,
+        characterization,
+        speedup_form,
+        device_note=note,
+    )
     data = to_json(analysis)
     hints = len(data["application"]["hints"])
     if json_path is not None:
         text = json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n"
         write_atomic(json_path, text, inputs=files)
-        click.echo(f"wrote {json_path}: {len(data['kernels'])} kernels, {hints} hints")
+        _say(quiet, f"wrote {json_path}: {len(data['kernels'])} kernels, {hints} hints")
     if html_path is not None or markdown_path is not None:
-        built = report.build(analysis, profile)
+        if characterization is not None:
+            models = replace(models, device=characterization.device)
+        built = bar.call(
+            "building the report", report.build, analysis, profile, model_inputs=models
+        )
         if html_path is not None:
-            write_atomic(html_path, render.html(built), inputs=files)
-            click.echo(f"wrote {html_path}: {len(data['kernels'])} kernels, {hints} hints")
+            html = bar.call(f"rendering {html_path}", render.html, built)
+            write_atomic(html_path, html, inputs=files)
+            _say(quiet, f"wrote {html_path}: {len(data['kernels'])} kernels, {hints} hints")
         if markdown_path is not None:
-            write_atomic(markdown_path, render.markdown(built), inputs=files)
-            click.echo(f"wrote {markdown_path}")
+            text = bar.call(f"rendering {markdown_path}", render.markdown, built)
+            write_atomic(markdown_path, text, inputs=files)
+            _say(quiet, f"wrote {markdown_path}")
     failed = gates.failures(conditions, data)
     for line in failed:
         click.echo(f"cuda-advisor: {line}", err=True)
     if failed:
         raise click.exceptions.Exit(EXIT_GATE)
+
+
+def _model_inputs(
+    app_path: str | None, app_size: float | None, kernels_path: str | None, per_file: bool
+) -> ModelInputs:
+    """The descriptions given for the predictions, read and checked (bad files: exit 3)."""
+    if per_file and (app_path or kernels_path):
+        raise UsageError("report: --app and --kernels describe one run; not with --per-file")
+    if (app_path is None) != (app_size is None):
+        raise UsageError("report: --app FILE and --app-size N go together")
+    if app_size is not None and not (math.isfinite(app_size) and app_size > 0):
+        raise UsageError(f"--app-size {app_size:g}: must be > 0")
+    app = read_app(app_path) if app_path is not None else None
+    if app is not None and app_size is not None:
+        app.counts(app_size)  # an expression that fails at N is an input error now
+    description = maxsum_input.load(kernels_path) if kernels_path is not None else None
+    return ModelInputs(app=app, app_size=app_size, kernel_description=description)
+
+
+def _check_single(files: tuple[str, ...], jobs: int | None, *outputs: str | None) -> None:
+    """Without --per-file: FILEs are files and outputs are file names (exit 3 / exit 2)."""
+    if jobs is not None:
+        raise UsageError("report: --jobs works with --per-file only")
+    for path in files:
+        if os.path.isdir(path):
+            raise UnreadableInput(
+                path, "is a folder; give its profile files, or --per-file for one report per file"
+            )
+    for out in outputs:
+        if out is not None and os.path.isdir(out):
+            raise UsageError(f"{out}: is a folder; give a file name (folders go with --per-file)")
+
+
+def _say(quiet: bool, line: str) -> None:
+    """An informational line on stdout, silenced by --quiet."""
+    if not quiet:
+        click.echo(line)
 
 
 def _device(profile: Profile, option: str | None) -> tuple[Any, str | None]:
@@ -137,7 +257,8 @@ def _device(profile: Profile, option: str | None) -> tuple[Any, str | None]:
     multiple=True,
     required=True,
     metavar="NAME=FILES",
-    help="One tuning version, repeatable, in order: NAME=FILE[,FILE...] or NAME=FOLDER.",
+    help="One tuning version, repeatable, in order: NAME=FILE[,FILE...] or NAME=FOLDER, or "
+    "NAME=ANALYSIS.json (a saved report --json output).",
 )
 @click.option(
     "-o",
@@ -176,6 +297,9 @@ def _device(profile: Profile, option: str | None) -> tuple[Any, str | None]:
     help="CI gate: exit code 4 when a kernel is slower than in the previous version "
     "by more than PCT percent.",
 )
+@click.option(
+    "-q", "--quiet", "quiet", is_flag=True, help="No 'wrote' lines; errors and notes still print."
+)
 def compare_cmd(
     versions: tuple[str, ...],
     html_path: str | None,
@@ -184,6 +308,7 @@ def compare_cmd(
     device: str | None,
     speedup_form: str,
     max_regression: float | None,
+    quiet: bool = False,
 ) -> None:
     """Compare tuning versions of one application: kernels matched by name, measured speedups,
     criteria across versions and the prediction ledger."""
@@ -197,11 +322,20 @@ def compare_cmd(
     inputs: list[str] = []
     for text in versions:
         name, files = compare.parse_version(text)
-        profile = merge([parsers.read(path) for path in files])
-        characterization, note = _device(profile, device)
-        if note:
-            click.echo(f"cuda-advisor: note: {name}: {note}", err=True)
-        data = to_json(evaluate(profile, characterization, speedup_form, device_note=note))
+        saved = [path for path in files if compare.looks_like_json(path)]
+        if saved and len(files) > 1:
+            raise UsageError(
+                f"--version {name}: {saved[0]} is a saved analysis; it must be the version's "
+                "only file (give either one report --json output or profiler files)"
+            )
+        if saved:
+            data = compare.read_analysis(saved[0], speedup_form)
+        else:
+            profile = merge([parsers.read(path) for path in files])
+            characterization, note = _device(profile, device)
+            if note:
+                click.echo(f"cuda-advisor: note: {name}: {note}", err=True)
+            data = to_json(evaluate(profile, characterization, speedup_form, device_note=note))
         analysed.append((name, files, data))
         inputs += files
     result = compare.compare(analysed)
@@ -210,13 +344,13 @@ def compare_cmd(
             _clean(compare.to_json(result)), indent=2, sort_keys=True, allow_nan=False
         )
         write_atomic(json_path, text + "\n", inputs=inputs)
-        click.echo(f"wrote {json_path}")
+        _say(quiet, f"wrote {json_path}")
     if html_path is not None:
         write_atomic(html_path, render_compare.html(result), inputs=inputs)
-        click.echo(f"wrote {html_path}")
+        _say(quiet, f"wrote {html_path}")
     if markdown_path is not None:
         write_atomic(markdown_path, render_compare.markdown(result), inputs=inputs)
-        click.echo(f"wrote {markdown_path}")
+        _say(quiet, f"wrote {markdown_path}")
     failed = [] if max_regression is None else compare.regressions(result, max_regression)
     for line in failed:
         click.echo(f"cuda-advisor: {line}", err=True)

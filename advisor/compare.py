@@ -9,24 +9,33 @@ version's analysis predicted for it beside the kernel speedup measured.
 
 Measured speedup = previous duration / current duration (> 1: faster).  A kernel missing from a
 version has no duration there (None), so no speedup either.
+
+A version may also be a saved ``report --json`` analysis (:func:`read_analysis`, detected by
+content): it is used as it is, with the criteria's potential speedups taken in the comparison's
+speedup form (the JSON holds both forms), so profiles and saved analyses can be mixed.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from advisor.criteria import CRITERIA
-from advisor.errors import UsageError
+from advisor.errors import MalformedInput, UnreadableInput, UsageError
 from advisor.report import shorten
 
 #: a criterion counts as improved when its value rises by at least this much (values in [0, 1])
 IMPROVED_MIN_DELTA = 0.05
 #: kernels shown in the comparison (largest duration in the first version that has them)
 COMPARE_KERNELS = 30
+#: the ``schema`` value of a ``report --json`` analysis (any layout version of it)
+ANALYSIS_SCHEMA_PREFIX = "cuda-advisor/analysis@"
+#: bytes read to decide whether a file is JSON (profiler outputs never start with ``{``)
+_SNIFF_BYTES = 512
 
 
 @dataclass(frozen=True)
@@ -87,6 +96,74 @@ def parse_version(text: str) -> tuple[str, list[str]]:
         elif part:
             files.append(part)
     return name.strip(), files
+
+
+def looks_like_json(path: str) -> bool:
+    """True when the file's first non-blank character is ``{`` (no profiler output starts so)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(_SNIFF_BYTES)
+    except OSError:
+        return False  # the profile reader reports unreadable files
+    return head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{")
+
+
+def read_analysis(path: str, speedup_form: str | None = None) -> dict[str, Any]:
+    """A saved ``report --json`` analysis, checked for what :func:`compare` reads.
+
+    With ``speedup_form``, every criterion's ``potential_speedup`` is re-picked from the saved
+    ``potential_speedup_paper`` / ``potential_speedup_amdahl``.  A JSON file that is not an
+    analysis, or one that lacks a key the comparison needs, is an input error naming the file.
+    """
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except OSError as exc:
+        raise UnreadableInput(path, f"cannot read: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise MalformedInput(path, f"not valid JSON ({exc})") from None
+    schema = data.get("schema") if isinstance(data, dict) else None
+    if not isinstance(schema, str) or not schema.startswith(ANALYSIS_SCHEMA_PREFIX):
+        found = f"schema {schema!r}" if isinstance(schema, str) else "no cuda-advisor schema"
+        raise MalformedInput(
+            path,
+            f"not a cuda-advisor analysis ({found}); give the output of "
+            "'cuda-advisor report ... --json FILE' or profiler files",
+        )
+    _check_analysis(path, data)
+    if speedup_form is not None:
+        for kernel in data["kernels"]:
+            for criterion in kernel["criteria"].values():
+                key = f"potential_speedup_{speedup_form}"
+                if isinstance(criterion, dict) and key in criterion:
+                    criterion["potential_speedup"] = criterion[key]
+    return dict(data)
+
+
+def _check_analysis(path: str, data: dict[str, Any]) -> None:
+    """Every key :func:`compare` reads is there with a usable type."""
+    app = data.get("application")
+    if not isinstance(app, dict) or not {"gpu_time_ns", "potential_speedup"} <= set(app):
+        raise MalformedInput(path, "analysis lacks application.gpu_time_ns / potential_speedup")
+    kernels = data.get("kernels")
+    if not isinstance(kernels, list):
+        raise MalformedInput(path, "analysis lacks its kernels list")
+    for i, k in enumerate(kernels):
+        ok = (
+            isinstance(k, dict)
+            and isinstance(k.get("name"), str)
+            and isinstance(k.get("duration_ns"), (int, float, type(None)))
+            and isinstance(k.get("criteria"), dict)
+            and all(
+                isinstance(c, dict) and "value" in c and "potential_speedup" in c
+                for c in k["criteria"].values()
+            )
+        )
+        if not ok:
+            raise MalformedInput(
+                path,
+                f"kernels[{i}] lacks name, duration_ns or criteria (value, potential_speedup)",
+            )
 
 
 def compare(versions: Sequence[tuple[str, Sequence[str], Mapping[str, Any]]]) -> Comparison:

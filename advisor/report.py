@@ -12,7 +12,7 @@ the :data:`DETAIL_KERNELS` kernels with the largest share of GPU time are shown 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from advisor.criteria import CRITERIA
@@ -20,6 +20,13 @@ from advisor.criteria.analysis import Analysis, to_json
 from advisor.criteria.hints import THRESHOLDS
 from advisor.errors import InputError, UsageError
 from advisor.profile import Profile
+from advisor.report_predictions import (
+    ModelInputs,
+    Predictions,
+    build_predictions,
+    database_device,
+)
+from advisor.report_roofline import Roofline, build_roofline
 from advisor.report_timeline import Timeline, timeline
 
 #: kernels shown in detail (charts, hints, evidence): enough for the kernels that matter
@@ -165,6 +172,8 @@ class Report:
     timeline: Timeline | None
     notes: tuple[str, ...]
     analysis_json: Mapping[str, Any]
+    predictions: Predictions | None = None
+    roofline: Roofline | None = None
 
 
 def build(
@@ -172,8 +181,12 @@ def build(
     profile: Profile,
     detail_kernels: int = DETAIL_KERNELS,
     table_kernels: int = TABLE_KERNELS,
+    model_inputs: ModelInputs | None = None,
 ) -> Report:
-    """The report of ``analysis`` (from :func:`advisor.criteria.evaluate` on ``profile``)."""
+    """The report of ``analysis`` (from :func:`advisor.criteria.evaluate` on ``profile``).
+
+    ``model_inputs`` feed the predictions (:mod:`advisor.report_predictions`); without a device
+    in them, the BSP model uses the database entry of the analysis' GPU."""
     data = to_json(analysis)
     app = data["application"]
     kernels = sorted(data["kernels"], key=lambda k: (-(k["share_of_gpu_time"] or 0.0), k["name"]))
@@ -196,6 +209,9 @@ def build(
         speedup_form=data["speedup_form"],
     )
     streams, streams_notes = _streams(profile)
+    model_inputs = model_inputs or ModelInputs()
+    if model_inputs.device is None:
+        model_inputs = replace(model_inputs, device=database_device(data["device"]))
     inputs = tuple(str(i.get("path")) for i in data["inputs"])
     return Report(
         title="cuda-advisor report",
@@ -210,6 +226,8 @@ def build(
         timeline=timeline(profile),
         notes=tuple(data["notes"]) + tuple(_device_notes(data["device"])),
         analysis_json=data,
+        predictions=build_predictions(profile, kernels, model_inputs),
+        roofline=build_roofline(profile, kernels, data["device"]),
     )
 
 

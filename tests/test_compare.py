@@ -119,3 +119,74 @@ def test_compare_html_escapes_and_is_deterministic(samples: Path, tmp_path: Path
     html = outputs[0].decode("utf-8")
     assert "<b>v1</b>" not in html and "&lt;b&gt;v1&lt;/b&gt;" in html
     assert "Content-Security-Policy" in html
+
+
+def test_saved_analysis_as_a_version_gives_the_same_speedups(samples: Path, tmp_path: Path) -> None:
+    base = f"{samples / 'synthetic_nvprof_gputrace.csv'},{samples / 'synthetic_nvprof_metrics.csv'}"
+    v2 = _slower_naive(samples, tmp_path / "v2", 2.0)
+    saved = tmp_path / "v1-analysis.data"  # detected by content, not by its name
+    made = CliRunner().invoke(main, ["report", *base.split(","), "--json", str(saved)])
+    assert made.exit_code == 0, made.output
+    outputs = []
+    for v1 in (base, str(saved)):
+        js = tmp_path / "c.json"
+        args = ["compare", "--version", f"v1={v1}", "--version", f"v2={','.join(v2)}"]
+        result = CliRunner().invoke(main, [*args, "--json", str(js)])
+        assert result.exit_code == 0, result.output
+        data = json.loads(js.read_text(encoding="utf-8"))
+        outputs.append(
+            (
+                {k["name"]: k["speedup_vs_previous"] for k in data["kernels"]},
+                data["prediction_ledger"],
+                [v["potential_speedup"] for v in data["versions"]],
+            )
+        )
+    assert outputs[0] == outputs[1]
+    assert abs(outputs[1][0][NAIVE][1] - 0.5) < 1e-9  # durations doubled in v2
+    # the other way round too: profiles first, the saved analysis second
+    back = CliRunner().invoke(
+        main,
+        ["compare", "--version", f"a={','.join(v2)}", "--version", f"b={saved}", "--json",
+         str(tmp_path / "d.json")],
+    )  # fmt: skip
+    assert back.exit_code == 0, back.output
+    data = json.loads((tmp_path / "d.json").read_text(encoding="utf-8"))
+    assert abs(next(k for k in data["kernels"] if k["name"] == NAIVE)["speedup_vs_previous"][1]
+               - 2.0) < 1e-9  # fmt: skip
+
+
+def test_saved_analysis_speedup_form_is_re_picked(samples: Path, tmp_path: Path) -> None:
+    files = [
+        str(samples / "synthetic_nvprof_gputrace.csv"),
+        str(samples / "synthetic_nvprof_metrics.csv"),
+    ]
+    saved = tmp_path / "a.json"
+    assert CliRunner().invoke(main, ["report", *files, "--json", str(saved)]).exit_code == 0
+    data = compare.read_analysis(str(saved), "paper")
+    crit = [c for k in data["kernels"] for c in k["criteria"].values()]
+    assert all(c["potential_speedup"] == c["potential_speedup_paper"] for c in crit)
+    assert any(c["potential_speedup_paper"] != c["potential_speedup_amdahl"] for c in crit)
+
+
+def test_json_that_is_not_an_analysis_exits_3(samples: Path, tmp_path: Path) -> None:
+    other = tmp_path / "device.json"
+    other.write_text('{"schema": "cuda-advisor/comparison@1", "versions": []}', encoding="utf-8")
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json", encoding="utf-8")
+    lacking = tmp_path / "lacking.json"
+    lacking.write_text('{"schema": "cuda-advisor/analysis@1", "kernels": []}', encoding="utf-8")
+    good = f"{samples / 'synthetic_nvprof_gputrace.csv'}"
+    for bad in (other, broken, lacking):
+        result = CliRunner().invoke(
+            main,
+            ["compare", "--version", f"v1={bad}", "--version", f"v2={good}", "--json",
+             str(tmp_path / "c.json")],
+        )  # fmt: skip
+        assert result.exit_code == 3, result.output
+        assert str(bad) in result.output and "Traceback" not in result.output
+    mixed = CliRunner().invoke(
+        main,
+        ["compare", "--version", f"v1={other},{good}", "--version", f"v2={good}", "--json",
+         str(tmp_path / "c.json")],
+    )  # fmt: skip
+    assert mixed.exit_code == 2 and "only file" in mixed.output
