@@ -158,7 +158,7 @@ def _profile_device_names(profile: Profile) -> list[str]:
         (profile.kernel_summary, "device"),
         (profile.metrics, "device"),
     ):
-        found.extend(str(v) for v in frame[column].dropna() if str(v).strip())
+        found.extend(str(v) for v in frame[column].dropna().unique() if str(v).strip())
     return list(dict.fromkeys(found))
 
 

@@ -64,10 +64,10 @@ class Profile:
     def kernel_names(self) -> list[str]:
         """Distinct kernel names found in launches, kernel summaries, metrics and rules, sorted."""
         names: set[str] = set()
-        names.update(self.launches["name"].dropna())
-        names.update(self.kernel_summary["name"].dropna())
-        names.update(self.metrics["kernel"].dropna())
-        names.update(self.rules["kernel"].dropna())
+        names.update(self.launches["name"].dropna().unique())
+        names.update(self.kernel_summary["name"].dropna().unique())
+        names.update(self.metrics["kernel"].dropna().unique())
+        names.update(self.rules["kernel"].dropna().unique())
         return sorted(names)
 
     def has_kernel_data(self) -> bool:

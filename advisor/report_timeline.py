@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from advisor.profile import Profile
@@ -50,7 +51,7 @@ def timeline(profile: Profile) -> Timeline | None:
     df["end_ns"] = df["start_ns"] + df["duration_ns"]
     df = df.sort_values(["start_ns", "end_ns", "kind"], kind="mergesort")
     span = (float(df["start_ns"].min()), float(df["end_ns"].max()))
-    gaps = _gaps(df["start_ns"].tolist(), df["end_ns"].tolist(), span)
+    gaps = _gaps(df["start_ns"].to_numpy(dtype=float), df["end_ns"].to_numpy(dtype=float), span)
     kept = df.nlargest(TIMELINE_MAX_INTERVALS, "duration_ns", keep="first").sort_values(
         ["start_ns", "end_ns", "kind"], kind="mergesort"
     )
@@ -64,17 +65,17 @@ def timeline(profile: Profile) -> Timeline | None:
 
 
 def _gaps(
-    starts: list[float], ends: list[float], span: tuple[float, float]
+    starts: np.ndarray, ends: np.ndarray, span: tuple[float, float]
 ) -> tuple[tuple[float, float], ...]:
     """Idle intervals of the union of activities (sorted by start) longer than
-    :data:`IDLE_GAP_MIN_FRAC` of the span."""
+    :data:`IDLE_GAP_MIN_FRAC` of the span: where a start lies beyond the furthest end so far."""
     minimum = IDLE_GAP_MIN_FRAC * (span[1] - span[0])
-    out, reach = [], -math.inf
-    for a, b in zip(starts, ends, strict=True):
-        if reach != -math.inf and a > reach and a - reach > minimum:
-            out.append((reach, a))
-        reach = max(reach, b)
-    return tuple(out)
+    if len(starts) < 2:
+        return ()
+    reach = np.maximum.accumulate(ends)[:-1]  # the furthest end before each later activity
+    later = starts[1:]
+    idle = (later > reach) & (later - reach > minimum)
+    return tuple((float(a), float(b)) for a, b in zip(reach[idle], later[idle], strict=True))
 
 
 def _stream(value: Any) -> str:

@@ -142,6 +142,9 @@ def _tables(src: Source) -> tuple[list[Table], int]:
             continue
         elif not stripped.startswith('"'):
             skipped += 1
+        elif tables[-1].layout == "raw":  # split by the columnar reader (parsers.ncu_raw)
+            tables[-1].texts.append(stripped)
+            tables[-1].lines.append(index)
         else:
             try:
                 fields = next(csv.reader([stripped], strict=True))

@@ -13,7 +13,9 @@ several tables.
 
 from __future__ import annotations
 
+import csv
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -22,6 +24,7 @@ import pandas as pd
 
 from advisor import schema
 from parsers.ncu_frames import build_devices, device_ids, launch_rows
+from parsers.ncu_raw import read_raw_columns
 from parsers.ncu_values import (
     IMPLIED_UNITS,
     decimal_comma_style,
@@ -42,6 +45,7 @@ class Table:
     header_line: int  # 0-based
     rows: list[list[str]] = field(default_factory=list)
     lines: list[int] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)  # raw layout: the lines, split when read
 
 
 @dataclass
@@ -59,7 +63,7 @@ class Frames:
 def read_table(src: Source, table: Table) -> Frames:
     """The frames of one table, read by its layout."""
     header = table.header
-    dupes = sorted({h for h in header if h and header.count(h) > 1})
+    dupes = sorted(h for h, n in Counter(header).items() if h and n > 1)
     if dupes:
         raise src.malformed(table.header_line, f"duplicate header columns {dupes}")
     if table.layout == "raw":
@@ -201,10 +205,42 @@ def _summary(frame: pd.DataFrame) -> Frames:
 
 
 def _raw(src: Source, table: Table) -> Frames:
-    """--page raw (FORMATS.md §2.3): one row per launch, one column per metric, units row."""
+    """--page raw (FORMATS.md §2.3): one row per launch, one column per metric, units row.
+
+    Read by columns (:mod:`parsers.ncu_raw`); row by row when that reader declines the table,
+    which also names the line of a malformed row."""
+    header = table.header
+    is_metric = [bool(_METRIC_COLUMN.match(h)) for h in header]
+    fast = read_raw_columns(header, table.texts, is_metric)
+    if fast is None:
+        return _raw_rows(src, table, is_metric)
+    ids, metrics, notes = fast
+    launches = launch_rows(ids, metrics)
+    metrics["device_id"] = launches["device_id"].array.take(metrics["launch_id"].to_numpy())
+    return Frames(
+        launches=launches,
+        metrics=metrics,
+        devices=build_devices(launches["device_id"], ids.get("CC"), metrics),
+        notes=notes,
+    )
+
+
+def _split(src: Source, table: Table) -> list[list[str]]:
+    """The fields of the raw table's lines (csv quoting rules)."""
+    rows: list[list[str]] = []
+    for text, line in zip(table.texts, table.lines, strict=True):
+        try:
+            rows.append(next(csv.reader([text], strict=True)))
+        except csv.Error as exc:
+            raise src.malformed(line, f"bad CSV quoting ({exc})") from exc
+    return rows
+
+
+def _raw_rows(src: Source, table: Table, is_metric: list[bool]) -> Frames:
+    """The row-by-row reading of a raw page (see :func:`_raw`)."""
     header, width = table.header, len(table.header)
     where = f"the {width} of the header on line {table.header_line + 1}"
-    rows, lines = table.rows, table.lines
+    rows, lines = _split(src, table) if table.texts else table.rows, table.lines
     for fields, line in zip(rows, lines, strict=True):
         if len(fields) < width or any(f.strip() for f in fields[width:]):
             raise src.malformed(line, f"{len(fields)} fields, expected {where}")
@@ -219,7 +255,6 @@ def _raw(src: Source, table: Table) -> Frames:
     for fields, line in zip(rows, lines, strict=True):
         if not fields[id_at].strip():
             raise src.malformed(line, 'empty "ID" in a raw-page row (a second units row?)')
-    is_metric = [bool(_METRIC_COLUMN.match(h)) for h in header]
     grid = np.array(rows, dtype=object).reshape(len(rows), width)
     ids = pd.DataFrame(
         grid[:, [not m for m in is_metric]],
