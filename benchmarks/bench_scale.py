@@ -1,0 +1,211 @@
+"""Cost of ``cuda-advisor report`` on large generated inputs, against the cost of reading them.
+
+Run: ``python benchmarks/bench_scale.py [--only KEY] [--n N] [--scale F] [--keep DIR]``.
+
+For every generator (``gen_nvprof``, ``gen_nsys`` and, when present, ``gen_ncu``) it writes the
+input at n/10 and at n rows (seeded, into a temporary folder unless ``--keep``) and times, each in
+a fresh Python process that runs alone:
+
+* (a) getting the bytes into memory: ``pandas.read_csv(path, engine="pyarrow")`` on the file as
+  is, skipping the profiler's leading ``==PID==`` lines with ``skiprows`` (pandas cannot read
+  them otherwise; nvprof's units row is then read as a data row); for a SQLite export, reading
+  the kernel table with ``sqlite3`` + ``pandas.read_sql``;
+* (b) ``python -m advisor report FILE --json OUT`` end to end;
+* (c) with ``--html``: ``report FILE -o OUT.html`` at n, for the size of the HTML report.
+
+Peak memory is the child's ``ru_maxrss`` (``os.wait4``), printed raw and net of a process that
+only imports ``advisor, parsers, pandas, pyarrow``; the memory target uses the net figure.
+Targets (ratios <= 1.00 meet them): (b)/(a) <= 2 for the CSV inputs, net peak RSS <= 4x the file
+size, time(n) / time(n/10) <= 11 for (b), HTML report under 5 MB.  Exit status 1 when any
+target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from benchmarks import gen_nsys, gen_nvprof  # noqa: E402
+
+TARGET_RATIO = 2.0
+TARGET_RSS_PER_BYTE = 4.0
+TARGET_GROWTH = 11.0
+TARGET_HTML_BYTES = 5_000_000
+BASELINE_IMPORTS = "import advisor, parsers, pandas, pyarrow"
+
+Generator = tuple[Callable[[Path, int, int], None], int, bool]
+
+
+def generators() -> dict[str, Generator]:
+    found: dict[str, Generator] = {**gen_nvprof.GENERATORS, **gen_nsys.GENERATORS}
+    try:
+        from benchmarks import gen_ncu  # type: ignore[attr-defined]
+    except ImportError:
+        return found
+    found.update(gen_ncu.GENERATORS)
+    return found
+
+
+@dataclass(frozen=True)
+class Run:
+    seconds: float
+    max_rss_bytes: int
+    returncode: int
+    stderr: str
+
+
+def run_alone(argv: list[str]) -> Run:
+    """Run ``argv`` in a fresh process; wall time and its own peak RSS (``os.wait4``)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        argv, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return Run(seconds, usage.ru_maxrss * 1024, proc.returncode, err[-2000:])
+
+
+def preamble_lines(path: Path) -> int:
+    """Leading profiler status lines (``==PID==``) before the CSV header."""
+    count = 0
+    with open(path, "rb") as fh:
+        for line in fh:
+            if not line.startswith(b"=="):
+                break
+            count += 1
+    return count
+
+
+def read_bytes_argv(path: Path, is_csv: bool) -> list[str]:
+    if is_csv:
+        code = (
+            "import pandas; pandas.read_csv("
+            f"{str(path)!r}, engine='pyarrow', skiprows={preamble_lines(path)})"
+        )
+    else:
+        code = (
+            "import sqlite3, pandas; con = sqlite3.connect("
+            f"{str(path)!r}); pandas.read_sql('SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL', con)"
+        )
+    return [sys.executable, "-c", code]
+
+
+def report_argv(path: Path, out: Path, html: bool = False) -> list[str]:
+    dest = ["-o", str(out)] if html else ["--json", str(out)]
+    return [sys.executable, "-m", "advisor", "report", str(path), *dest]
+
+
+def checked(run: Run, what: str) -> Run:
+    if run.returncode != 0:
+        raise SystemExit(f"{what} failed (exit {run.returncode}):\n{run.stderr}")
+    return run
+
+
+@dataclass
+class Row:
+    key: str
+    n: int
+    mib: float
+    read_s: float
+    report_s: float
+    small_report_s: float
+    rss_raw: int
+    rss_net: int
+    size: int
+    is_csv: bool
+    html_bytes: int | None
+
+    def ratios(self) -> dict[str, float]:
+        out = {
+            "rss": self.rss_net / self.size / TARGET_RSS_PER_BYTE,
+            "growth": self.report_s / self.small_report_s / TARGET_GROWTH,
+        }
+        if self.is_csv:
+            out["b/a"] = self.report_s / self.read_s / TARGET_RATIO
+        if self.html_bytes is not None:
+            out["html"] = self.html_bytes / TARGET_HTML_BYTES
+        return out
+
+
+def measure(key: str, gen: Generator, n: int, folder: Path, baseline: int, html: bool) -> Row:
+    write, _, is_csv = gen
+    suffix = ".csv" if is_csv else ".sqlite"
+    small, large = folder / f"{key}-small{suffix}", folder / f"{key}{suffix}"
+    write(small, max(1, n // 10), 0)
+    write(large, n, 0)
+    checked(run_alone(report_argv(small, folder / "warm.json")), f"{key}: report (warm-up)")
+    small_run = checked(run_alone(report_argv(small, folder / "small.json")), f"{key}: report")
+    read = checked(run_alone(read_bytes_argv(large, is_csv)), f"{key}: read")
+    report = checked(run_alone(report_argv(large, folder / f"{key}.json")), f"{key}: report")
+    html_bytes = None
+    if html:
+        page = folder / f"{key}.html"
+        checked(run_alone(report_argv(large, page, html=True)), f"{key}: html report")
+        html_bytes = page.stat().st_size
+    size = large.stat().st_size
+    return Row(
+        key=key, n=n, mib=size / 2**20, read_s=read.seconds, report_s=report.seconds,
+        small_report_s=small_run.seconds, rss_raw=report.max_rss_bytes,
+        rss_net=max(0, report.max_rss_bytes - baseline), size=size, is_csv=is_csv,
+        html_bytes=html_bytes,
+    )  # fmt: skip
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", action="append", default=[], help="format key (repeatable)")
+    ap.add_argument("--n", type=int, help="rows/launches at full size (default per generator)")
+    ap.add_argument("--scale", type=float, default=1.0, help="multiply every default n")
+    ap.add_argument("--keep", type=Path, help="write the inputs into this folder and keep them")
+    ap.add_argument("--html", action="store_true", help="also write the HTML report at full n")
+    args = ap.parse_args()
+    gens = generators()
+    unknown = [k for k in args.only if k not in gens]
+    if unknown:
+        ap.error(f"unknown format {', '.join(unknown)}; known: {', '.join(sorted(gens))}")
+    keys = args.only or sorted(gens)
+    baseline = checked(run_alone([sys.executable, "-c", BASELINE_IMPORTS]), "baseline")
+    print(f"cores: {os.cpu_count()}  python: {sys.version.split()[0]}  import baseline RSS: "
+          f"{baseline.max_rss_bytes / 2**20:.0f} MiB")  # fmt: skip
+    print(
+        f"{'format':<22} {'n':>9} {'MiB':>7} {'read s':>7} {'report s':>8} {'b/a':>5} "
+        f"{'RSS MiB':>8} {'net MiB':>8} {'net/size':>8} {'x10 time':>8} {'html MB':>7}  ratios"
+    )
+    worst = 0.0
+    with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
+        folder = args.keep or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        for key in keys:
+            gen = gens[key]
+            n = args.n or max(10, int(gen[1] * args.scale))
+            row = measure(key, gen, n, folder, baseline.max_rss_bytes, args.html)
+            ratios = row.ratios()
+            worst = max(worst, *ratios.values())
+            html = f"{row.html_bytes / 1e6:7.2f}" if row.html_bytes is not None else f"{'-':>7}"
+            shown = " ".join(f"{k}={v:.2f}" for k, v in ratios.items())
+            print(
+                f"{key:<22} {row.n:>9} {row.mib:7.1f} {row.read_s:7.2f} {row.report_s:8.2f} "
+                f"{row.report_s / row.read_s:5.2f} {row.rss_raw / 2**20:8.0f} "
+                f"{row.rss_net / 2**20:8.0f} {row.rss_net / row.size:8.2f} "
+                f"{row.report_s / row.small_report_s:8.2f} {html}  {shown}",
+                flush=True,
+            )
+    print(f"worst ratio {worst:.2f} (<= 1.00 meets every target)")
+    return 0 if worst <= 1.0 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
