@@ -12,16 +12,16 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import matplotlib
 from markupsafe import Markup
-from matplotlib.backends.backend_svg import FigureCanvasSVG
-from matplotlib.figure import Figure
 
 from advisor.report import KernelDetail, StreamsSequence
 from advisor.report_roofline import Roofline
 from advisor.report_timeline import Timeline
+
+if TYPE_CHECKING:  # matplotlib is imported when the first chart is drawn
+    from matplotlib.figure import Figure
 
 #: rcParams that make the SVG small and reproducible
 _RC: Any = {  # matplotlib types rcParams keys as literals
@@ -43,10 +43,19 @@ _FORBIDDEN = re.compile(
 )
 
 
+def _rc() -> Any:
+    """matplotlib's ``rc_context`` with the report's settings (matplotlib loads on first use)."""
+    import matplotlib
+
+    return matplotlib.rc_context(_RC)
+
+
 def svg_markup(fig: Figure) -> Markup:
     """The figure as an ``<svg>`` element ready to inline in HTML (prologue and metadata cut)."""
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
+
     buffer = io.StringIO()
-    with matplotlib.rc_context(_RC):
+    with _rc():
         FigureCanvasSVG(fig).print_svg(buffer, metadata={"Date": None, "Creator": None})
     text = _METADATA.sub("", _PROLOGUE.sub("", buffer.getvalue(), count=1))
     if _FORBIDDEN.search(text):
@@ -55,14 +64,16 @@ def svg_markup(fig: Figure) -> Markup:
 
 
 def _figure(width_in: float, height_in: float) -> Figure:
-    with matplotlib.rc_context(_RC):
+    from matplotlib.figure import Figure
+
+    with _rc():
         return Figure(figsize=(width_in, height_in), dpi=72)
 
 
 def criteria_chart(detail: KernelDetail) -> Markup:
     """The nine criteria in [0, 1] as bars (seed 002 case-study figures), the threshold as a
     dashed line, each computed criterion's potential speedup marked above its bar."""
-    with matplotlib.rc_context(_RC):
+    with _rc():
         fig = _figure(7.0, 2.6)
         ax = fig.add_subplot(1, 1, 1)
         names = [c.name for c in detail.criteria]
@@ -116,7 +127,7 @@ def criteria_chart(detail: KernelDetail) -> Markup:
 
 def timeline_chart(timeline: Timeline) -> Markup:
     """Kernels and transfers by stream, the GPU's idle gaps shaded (HOSTSYNC's evidence)."""
-    with matplotlib.rc_context(_RC):
+    with _rc():
         streams = sorted({i.stream for i in timeline.intervals}, key=_stream_key)
         height_in = 1.3 + 0.3 * len(streams)
         fig = _figure(7.0, height_in)
@@ -156,7 +167,7 @@ def timeline_chart(timeline: Timeline) -> Markup:
 
 def streams_chart(seq: StreamsSequence) -> Markup:
     """Predicted time of one sequence versus the number of streams (seed 004)."""
-    with matplotlib.rc_context(_RC):
+    with _rc():
         fig = _figure(5.0, 2.2)
         ax = fig.add_subplot(1, 1, 1)
         points = [(n, v) for n, v in enumerate(seq.curve_ms, start=1) if v is not None]
@@ -201,7 +212,7 @@ def grouped_criteria_chart(
 ) -> Markup:
     """Every criterion across versions as grouped bars (seed 002 Fig. 5-7 style); a version
     where the criterion is not computable leaves its slot empty."""
-    with matplotlib.rc_context(_RC):
+    with _rc():
         fig = _figure(7.0, 2.6)
         ax = fig.add_subplot(1, 1, 1)
         width = 0.8 / max(1, len(versions))
@@ -239,7 +250,7 @@ def roofline_chart(roofline: Roofline) -> Markup:
     ridge = peak32 / bandwidth
     lo = min([*xs, ridge]) / 10
     hi = max([*xs, ridge]) * 10
-    with matplotlib.rc_context(_RC):
+    with _rc():
         fig = _figure(7.0, 3.2)
         ax = fig.add_subplot(1, 1, 1)
         ax.set_xscale("log")

@@ -35,8 +35,9 @@ from advisor.criteria.analysis import (
     to_json,
 )
 from advisor.criteria.common import Context, Scored, score
+from advisor.criteria.gathering import gather
 from advisor.criteria.hints import hint_for, rank
-from advisor.criteria.inputs import DeviceView, KernelData, device_view, gather, profilers
+from advisor.criteria.inputs import DeviceView, KernelData, device_view, profilers
 from advisor.criteria.occupancy import limits_for
 from advisor.criteria.speedups import (
     AMDAHL,

@@ -64,7 +64,7 @@ def score(kernel: KernelData, recipes: Sequence[Recipe], ctx: Context) -> Scored
         raw=raw,
         recipe=outcome.recipe,
         inputs=evidence(used, (*outcome.recipe.needs, *outcome.recipe.optional), ctx.extra),
-        launches_used=len(used),
+        launches_used=sum(u.count for u in used),
     )
 
 

@@ -17,11 +17,13 @@ weighted by duration; equal weights when no launch has a duration).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections import ChainMap
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from advisor import metric_map
@@ -111,12 +113,32 @@ def device_view(characterization: Any) -> DeviceView:
 
 
 @dataclass(frozen=True)
+class Members:
+    """The launches a collapsed :class:`Unit` stands for, in launch order: their places in the
+    kernel's launch order, ids and durations (NaN when unknown)."""
+
+    positions: np.ndarray
+    launch_ids: np.ndarray
+    durations: np.ndarray
+
+
+@dataclass(frozen=True)
 class Unit:
-    """One launch (or the per-kernel summary) with every value a criterion may read."""
+    """One launch (or the per-kernel summary) with every value a criterion may read.
+
+    Launches of one kernel with identical inputs (the same launch configuration, no metric row of
+    their own) are one unit of ``count`` launches whose ``members`` keep each launch's place and
+    duration, so that means over units equal the means over the launches (:func:`weighted_mean`).
+    Its ``values`` hold the first launch's ``launch.duration_ns``; a recipe that reads it sees
+    the launches one by one (:func:`apply`).
+    """
 
     launch_id: int | None
-    weight_ns: float | None  # the launch's duration; None when unknown
+    weight_ns: float | None  # the launch's duration (summed over ``members``); None when unknown
     values: Values
+    count: int = 1  # launches this unit stands for
+    position: int = 0  # place of its (first) launch in the kernel's launch order
+    members: Members | None = None  # set when ``count`` > 1
 
 
 @dataclass(frozen=True)
@@ -126,10 +148,13 @@ class KernelData:
     launches: int
     duration_ns: float | None
     per_launch_metrics: bool  # at least one metric row is per launch
+    known: frozenset[str] | None = None  # :attr:`names` when the caller computed it
 
     @cached_property
     def names(self) -> frozenset[str]:
         """Names with a finite value in at least one unit."""
+        if self.known is not None:
+            return self.known
         return frozenset(_known_names(self.units, {}))
 
 
@@ -174,9 +199,72 @@ def apply(
             continue
         fed = [u for u in units if all(_has(u.values, extra, n) for n in recipe.needs)]
         if fed:
-            results = tuple(_clip_none(recipe.formula({**extra, **u.values})) for u in fed)
-            return Outcome(recipe, tuple(fed), results)
+            out_units: list[Unit] = []
+            results: list[float | None] = []
+            for unit in fed:
+                _run(recipe, unit, extra, out_units, results)
+            return Outcome(recipe, tuple(out_units), tuple(results))
     return Outcome(None)
+
+
+def _run(
+    recipe: Recipe, unit: Unit, extra: Values, units: list[Unit], results: list[float | None]
+) -> None:
+    """Append ``unit`` and the recipe's value on it; a collapsed unit whose launches differ in
+    what the recipe reads (their durations) is appended launch by launch."""
+    view = _view(unit.values, extra)  # reads like {**extra, **unit.values} without copying
+    if unit.members is None:
+        units.append(unit)
+        results.append(_clip_none(recipe.formula(view)))
+        return
+    reads = _Reads(view)
+    value = _clip_none(recipe.formula(reads))
+    if DURATION not in reads.seen and DURATION not in (*recipe.needs, *recipe.optional):
+        units.append(unit)
+        results.append(value)
+        return
+    for one in _split(unit):
+        units.append(one)
+        results.append(_clip_none(recipe.formula(_view(one.values, extra))))
+
+
+#: the one launch.* value that differs between the launches of a collapsed unit
+DURATION = "launch.duration_ns"
+
+
+class _Reads(Mapping[str, float]):
+    """A read-only view that records the names read through it."""
+
+    def __init__(self, values: Values) -> None:
+        self._values = values
+        self.seen: set[str] = set()
+
+    def __getitem__(self, name: str) -> float:
+        self.seen.add(name)
+        return self._values[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._values
+
+
+def _split(unit: Unit) -> list[Unit]:
+    """A collapsed unit as one unit per launch (each with its own duration)."""
+    assert unit.members is not None
+    m = unit.members
+    out = []
+    for pos, lid, dur in zip(
+        m.positions.tolist(), m.launch_ids.tolist(), m.durations.tolist(), strict=True
+    ):
+        weight = dur if math.isfinite(dur) else None
+        values = _view({DURATION: dur}, unit.values) if weight is not None else unit.values
+        out.append(Unit(lid, weight, values, position=pos))
+    return out
 
 
 def missing_inputs(
@@ -234,7 +322,12 @@ def _belongs(name: str, tool: str) -> bool:
 
 
 def weighted_mean(pairs: Sequence[tuple[Unit, float]]) -> float:
-    """Duration-weighted mean of per-unit values (equal weights if any duration is unknown)."""
+    """Duration-weighted mean of per-unit values (equal weights if any duration is unknown).
+
+    A collapsed unit counts as its launches, and the sums run in launch order, so the result is
+    the same number as over one unit per launch."""
+    if any(u.members is not None for u, _ in pairs):
+        return _launch_mean(pairs)
     if len(pairs) == 1:
         return pairs[0][1]
     weights = [u.weight_ns for u, _ in pairs]
@@ -244,12 +337,40 @@ def weighted_mean(pairs: Sequence[tuple[Unit, float]]) -> float:
     return sum((w or 0.0) * v for w, (_, v) in zip(weights, pairs, strict=True)) / total
 
 
+def _launch_mean(pairs: Sequence[tuple[Unit, float]]) -> float:
+    """:func:`weighted_mean` over the launches of (collapsed) units, on arrays: a cumulative sum
+    adds in the order Python's ``sum`` does, so the result is bit-identical."""
+    positions, weights, values = [], [], []
+    for unit, value in pairs:
+        if unit.members is not None:
+            positions.append(unit.members.positions)
+            weights.append(unit.members.durations)
+        else:
+            positions.append(np.array([unit.position], dtype=np.int64))
+            weight = unit.weight_ns if unit.weight_ns is not None else math.nan
+            weights.append(np.array([weight], dtype=float))
+        values.append(np.full(unit.count, value, dtype=float))
+    order = np.argsort(np.concatenate(positions), kind="stable")
+    w = np.concatenate(weights)[order]
+    v = np.concatenate(values)[order]
+    if len(v) == 1:
+        return float(v[0])
+    if not bool((w > 0).all()):  # NaN (unknown) is not > 0
+        return float(np.cumsum(v)[-1] / len(v))
+    return float(np.cumsum(w * v)[-1] / np.cumsum(w)[-1])
+
+
 def evidence(units: Sequence[Unit], names: Iterable[str], extra: Values) -> dict[str, float]:
     """The (duration-weighted mean) value of each input over ``units``, for the report."""
     out: dict[str, float] = {}
+    names = tuple(names)
+    if any(u.members is not None for u in units) and DURATION in names:
+        units = [one for u in units for one in (_split(u) if u.members is not None else (u,))]
     for name in names:
         pairs = [
-            (u, float({**extra, **u.values}[name])) for u in units if _has(u.values, extra, name)
+            (u, float(u.values.get(name, extra.get(name))))  # type: ignore[arg-type]
+            for u in units
+            if _has(u.values, extra, name)
         ]
         if pairs:
             out[name] = weighted_mean(pairs)
@@ -262,111 +383,9 @@ def profilers(profile: Profile) -> tuple[str, ...]:
     return tuple(dict.fromkeys(own)) or ("ncu", "nvprof")
 
 
-# --------------------------------------------------------------------------- gathering
-
-
-def gather(profile: Profile) -> list[KernelData]:
-    """One :class:`KernelData` per kernel name found in the profile (sorted by name)."""
-    metrics = profile.metrics
-    per_launch = metrics[metrics["launch_id"].notna()]
-    summary = metrics[metrics["launch_id"].isna()]
-    launch_values = _per_launch_values(per_launch)
-    summary_values = _summary_values(summary)
-    launches = profile.launches
-    kernels: list[KernelData] = []
-    for name in profile.kernel_names():
-        rows = launches[launches["name"] == name]
-        base = summary_values.get(name, {})
-        units: list[Unit] = []
-        for row in rows.itertuples(index=False):
-            lid = int(row.launch_id)
-            values = {**base, **_launch_config(row), **launch_values.get(lid, {})}
-            units.append(Unit(lid, _number(row.duration_ns), values))
-        metric_ids = sorted(
-            int(i) for i in per_launch.loc[per_launch["kernel"] == name, "launch_id"].unique()
-        )
-        known = {u.launch_id for u in units}
-        for lid in metric_ids:  # metric rows whose launch is not in ``launches``
-            if lid not in known:
-                values = {**base, **launch_values.get(lid, {})}
-                units.append(Unit(lid, values.get("gpu_time_duration"), values))
-        if not units and base:
-            units.append(Unit(None, base.get("gpu_time_duration"), dict(base)))
-        count, duration = _count_and_duration(profile, name, units, summary)
-        kernels.append(
-            KernelData(
-                name=name,
-                units=tuple(units),
-                launches=count,
-                duration_ns=duration,
-                per_launch_metrics=bool(metric_ids),
-            )
-        )
-    return kernels
-
-
-def _per_launch_values(frame: pd.DataFrame) -> dict[int, dict[str, float]]:
-    out: dict[int, dict[str, float]] = {}
-    numeric = frame[frame["value"].notna()]
-    for lid, metric, value in zip(
-        numeric["launch_id"], numeric["metric"], numeric["value"], strict=True
-    ):
-        out.setdefault(int(lid), {}).setdefault(str(metric), float(value))
-    return out
-
-
-def _summary_values(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
-    out: dict[str, dict[str, float]] = {}
-    numeric = frame[frame["value"].notna() & frame["kernel"].notna()]
-    for kernel, metric, value in zip(
-        numeric["kernel"], numeric["metric"], numeric["value"], strict=True
-    ):
-        out.setdefault(str(kernel), {}).setdefault(str(metric), float(value))
-    return out
-
-
-def _launch_config(row: Any) -> dict[str, float]:
-    out: dict[str, float] = {}
-    block = _product(row.block_x, row.block_y, row.block_z)
-    grid = _product(row.grid_x, row.grid_y, row.grid_z)
-    if block is not None:
-        out["launch.block_threads"] = block
-    if grid is not None:
-        out["launch.grid_blocks"] = grid
-    regs = _number(row.registers_per_thread)
-    if regs is not None:
-        out["launch.registers_per_thread"] = regs
-    static, dynamic = _number(row.static_shared_bytes), _number(row.dynamic_shared_bytes)
-    if static is not None or dynamic is not None:
-        out["launch.shared_bytes_per_block"] = (static or 0.0) + (dynamic or 0.0)
-    duration = _number(row.duration_ns)
-    if duration is not None:
-        out["launch.duration_ns"] = duration
-    return out
-
-
-def _count_and_duration(
-    profile: Profile, name: str, units: Sequence[Unit], summary: pd.DataFrame
-) -> tuple[int, float | None]:
-    rows = profile.launches[profile.launches["name"] == name]
-    timed = rows[rows["start_ns"].notna()]
-    if 0 < len(timed) < len(rows):  # a timeline merged with replayed (ncu) launches: trust it
-        rows = timed
-    if len(rows):
-        durations = rows["duration_ns"].dropna()
-        return len(rows), float(durations.sum()) if len(durations) else None
-    ks = profile.kernel_summary[profile.kernel_summary["name"] == name]
-    if len(ks):
-        calls = int(ks["calls"].fillna(0).sum())
-        total = ks["total_ns"].dropna()
-        return calls, float(total.sum()) if len(total) else None
-    if units and units[0].launch_id is not None:
-        weights = [u.weight_ns for u in units if u.weight_ns is not None]
-        return len(units), float(sum(weights)) if weights else None
-    rows_k = summary[summary["kernel"] == name]
-    calls = int(rows_k["invocations"].dropna().max()) if rows_k["invocations"].notna().any() else 0
-    avg = units[0].values.get("gpu_time_duration") if units else None
-    return calls, (avg * calls if avg is not None and calls else None)
+def _view(values: Values, extra: Values) -> Values:
+    """``values`` over ``extra`` (as ``{**extra, **values}`` reads) without copying either."""
+    return ChainMap(values, extra)  # type: ignore[arg-type]
 
 
 def _has(values: Values, extra: Values, name: str) -> bool:
@@ -378,16 +397,6 @@ def _clip_none(value: float | None) -> float | None:
     if value is None or not math.isfinite(value):
         return None
     return value
-
-
-def _product(*parts: Any) -> float | None:
-    numbers = [_number(p) for p in parts]
-    if numbers[0] is None:
-        return None
-    out = 1.0
-    for n in numbers:
-        out *= n if n is not None else 1.0
-    return out
 
 
 def _number(value: Any) -> float | None:

@@ -28,9 +28,10 @@ them, its measured time the merged span).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 
+import numpy as np
 import pandas as pd
 
 from advisor.errors import InputError
@@ -64,17 +65,17 @@ class Sequence:
     kernels: tuple[str, ...]  # distinct kernel names, first-seen order
     grid_blocks: int | None  # blocks of the largest launch, summed over the merged streams
 
-    @property
+    @cached_property
     def htod_ns(self) -> float:
         """t_Thd: time during which at least one HtoD copy runs (:func:`busy_ns`)."""
         return busy_ns(self.htod)
 
-    @property
+    @cached_property
     def kernel_ns(self) -> float:
         """t_E: time during which at least one kernel runs."""
         return busy_ns(self.kernel)
 
-    @property
+    @cached_property
     def dtoh_ns(self) -> float:
         """t_Tdh: time during which at least one DtoH copy runs."""
         return busy_ns(self.dtoh)
@@ -91,11 +92,11 @@ class Sequence:
     def dtoh_count(self) -> int:
         return len(self.dtoh)
 
-    @property
+    @cached_property
     def start_ns(self) -> float:
         return min(start for start, _ in self.htod + self.kernel + self.dtoh)
 
-    @property
+    @cached_property
     def end_ns(self) -> float:
         return max(end for _, end in self.htod + self.kernel + self.dtoh)
 
@@ -136,42 +137,6 @@ class Timeline:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
-@dataclass
-class _Open:
-    """A sequence being built (mutable, internal)."""
-
-    device: str
-    stream: int | None
-    intervals: dict[str, list[Interval]] = field(
-        default_factory=lambda: {HTOD: [], KERNEL: [], DTOH: []}
-    )
-    kernels: list[str] = field(default_factory=list)
-    grid_blocks: int | None = None
-
-    def add(self, row: pd.Series) -> None:
-        kind = str(row["op"])
-        start = float(row["start_ns"])
-        self.intervals[kind].append((start, start + float(row["duration_ns"])))
-        if kind == KERNEL:
-            name = str(row["name"])
-            if name not in self.kernels:
-                self.kernels.append(name)
-            blocks = row["blocks"]
-            if not pd.isna(blocks):
-                self.grid_blocks = max(self.grid_blocks or 0, int(blocks))
-
-    def close(self) -> Sequence:
-        return Sequence(
-            device=self.device,
-            streams=(self.stream,),
-            htod=tuple(self.intervals[HTOD]),
-            kernel=tuple(self.intervals[KERNEL]),
-            dtoh=tuple(self.intervals[DTOH]),
-            kernels=tuple(self.kernels),
-            grid_blocks=self.grid_blocks,
-        )
-
-
 def find_sequences(profile: Profile) -> Timeline:
     """Sequences of ``profile`` by the rule in the module docstring, ordered by start time.
 
@@ -179,19 +144,15 @@ def find_sequences(profile: Profile) -> Timeline:
     start times, no HtoD/DtoH copies, or no complete sequence.
     """
     ops = _operations(profile)
-    found: list[Sequence] = []
-    unmatched = {HTOD: 0, KERNEL: 0, DTOH: 0}
-    keys = ops[["device", "stream_key"]].drop_duplicates().sort_values(["device", "stream_key"])
-    for device, stream in keys.itertuples(index=False):
-        group = ops[(ops["device"] == device) & (ops["stream_key"] == stream)]
-        stream_id = None if int(stream) < 0 else int(stream)
-        for item in _scan_stream(group, str(device), stream_id):
-            if isinstance(item, Sequence):
-                found.append(item)
-            else:
-                unmatched[item] += 1
+    found = _scan(ops)
+    matched = {
+        HTOD: sum(len(q.htod) for q in found),
+        KERNEL: sum(len(q.kernel) for q in found),
+        DTOH: sum(len(q.dtoh) for q in found),
+    }
+    counts = ops["op"].value_counts()
+    unmatched = {k: int(counts.get(k, 0)) - matched[k] for k in matched}
     if not found:
-        counts = ops["op"].value_counts()
         seen = ", ".join(f"{int(counts.get(k, 0))} {k}" for k in (HTOD, KERNEL, DTOH))
         raise InputError(
             profile.path,
@@ -258,54 +219,75 @@ def _operations(profile: Profile) -> pd.DataFrame:
     return ops.sort_values(["start_ns", "rank"], kind="stable").reset_index(drop=True)
 
 
-def _scan_stream(ops: pd.DataFrame, device: str, stream: int | None) -> Iterator[Sequence | str]:
-    """Yield the closed sequences of one stream, and the op kind of every unmatched operation."""
-    current: _Open | None = None
-    phase = ""  # "" (nothing open), HTOD, KERNEL or DTOH: the kind of the last op taken
-    for _, row in ops.iterrows():
-        op = str(row["op"])
-        if op == HTOD:
-            if phase in (KERNEL, DTOH) and current is not None:
-                yield from _finish(current, phase)
-                current, phase = None, ""
-            if current is None:
-                current = _Open(device=device, stream=stream)
-            current.add(row)
-            phase = HTOD
-        elif op == KERNEL and phase in (HTOD, KERNEL) and current is not None:
-            current.add(row)
-            phase = KERNEL
-        elif op == DTOH and phase in (KERNEL, DTOH) and current is not None:
-            current.add(row)
-            phase = DTOH
-        else:  # a kernel with no HtoD before it, or a DtoH with no kernel before it
-            if current is not None:
-                yield from _finish(current, phase)
-            current, phase = None, ""
-            yield op
-    if current is not None:
-        yield from _finish(current, phase)
+def _scan(ops: pd.DataFrame) -> list[Sequence]:
+    """The sequences of every (device, stream), streams in (device, stream) order, each in time
+    order, on arrays: ``ops`` (time-ordered) cut into runs of one kind; a sequence is an HtoD run
+    followed directly by a kernel run and a DtoH run (the rule of the module docstring: any other
+    run ends or breaks what is open, and its operations belong to no sequence)."""
+    device = ops["device"].to_numpy(dtype=object)
+    stream = ops["stream_key"].to_numpy(dtype=np.int64)
+    dev_codes, devices = pd.factorize(pd.Series(device), sort=True)
+    labels = [str(d) for d in devices]
+    order = np.lexsort((stream, dev_codes))  # stable: time order within a stream
+    kind = ops["rank"].to_numpy(dtype=np.int64)[order]
+    place = dev_codes[order].astype(np.int64)
+    key_stream = stream[order]
+    # a run: consecutive operations of one kind in one (device, stream)
+    cut = np.ones(len(order), dtype=bool)
+    cut[1:] = (kind[1:] != kind[:-1]) | (place[1:] != place[:-1])
+    cut[1:] |= key_stream[1:] != key_stream[:-1]
+    heads = np.flatnonzero(cut)
+    ends = np.concatenate([heads[1:], [len(order)]])
+    first = np.array([], dtype=np.int64)
+    if len(heads) >= 3:
+        kinds, where, on = kind[heads], place[heads], key_stream[heads]
+        first = np.flatnonzero(
+            (where[2:] == where[:-2])
+            & (on[2:] == on[:-2])
+            & (kinds[:-2] == _KIND_RANK[HTOD])
+            & (kinds[1:-1] == _KIND_RANK[KERNEL])
+            & (kinds[2:] == _KIND_RANK[DTOH])
+        )
+    start = ops["start_ns"].to_numpy(dtype=float)[order]
+    end = start + ops["duration_ns"].to_numpy(dtype=float)[order]
+    names = ops["name"].to_numpy(dtype=object)[order]
+    blocks = ops["blocks"].astype("Float64").to_numpy(dtype=float, na_value=np.nan)[order]
+    out: list[Sequence] = []
+    for r in first.tolist():
+        a, k, d, z = int(heads[r]), int(heads[r + 1]), int(heads[r + 2]), int(ends[r + 2])
+        known = blocks[k:d][~np.isnan(blocks[k:d])]
+        stream_id = int(key_stream[a])
+        out.append(
+            Sequence(
+                device=labels[place[a]],
+                streams=(None if stream_id < 0 else stream_id,),
+                htod=_intervals(start, end, a, k),
+                kernel=_intervals(start, end, k, d),
+                dtoh=_intervals(start, end, d, z),
+                kernels=tuple(dict.fromkeys(str(n) for n in names[k:d].tolist())),
+                grid_blocks=int(known.max()) if len(known) else None,
+            )
+        )
+    return out
 
 
-def _finish(current: _Open, phase: str) -> Iterator[Sequence | str]:
-    """Close ``current``: a sequence when it reached its DtoH phase, else its ops are unmatched."""
-    if phase == DTOH:
-        yield current.close()
-        return
-    for kind, intervals in current.intervals.items():
-        for _ in intervals:
-            yield kind
+def _intervals(start: np.ndarray, end: np.ndarray, a: int, b: int) -> tuple[Interval, ...]:
+    return tuple(zip(start[a:b].tolist(), end[a:b].tolist(), strict=True))
 
 
 def merge_overlapping(sequences: list[Sequence]) -> list[Sequence]:
     """Merge sequences of one device whose spans overlap (already streamed); order by start."""
-    out: list[Sequence] = []
+    groups: list[list[Sequence]] = []
+    group_end = 0.0
     for seq in sorted(sequences, key=lambda s: (s.device, s.start_ns, _stream_sort(s))):
-        last = out[-1] if out else None
-        if last is not None and last.device == seq.device and seq.start_ns < last.end_ns:
-            out[-1] = _combine(last, seq)
+        last = groups[-1] if groups else None
+        if last is not None and last[0].device == seq.device and seq.start_ns < group_end:
+            last.append(seq)
+            group_end = max(group_end, seq.end_ns)
         else:
-            out.append(seq)
+            groups.append([seq])
+            group_end = seq.end_ns
+    out = [group[0] if len(group) == 1 else _combine(group) for group in groups]
     return sorted(out, key=lambda s: (s.start_ns, s.device))
 
 
@@ -314,21 +296,17 @@ def _stream_sort(seq: Sequence) -> int:
     return -1 if first is None else first
 
 
-def _combine(a: Sequence, b: Sequence) -> Sequence:
-    kernels = list(a.kernels) + [k for k in b.kernels if k not in a.kernels]
-    blocks = (
-        None
-        if a.grid_blocks is None and b.grid_blocks is None
-        else ((a.grid_blocks or 0) + (b.grid_blocks or 0))
-    )
+def _combine(group: list[Sequence]) -> Sequence:
+    """One sequence of ``group`` (sequences of one device, in merge order)."""
+    blocks = [q.grid_blocks for q in group]
     return Sequence(
-        device=a.device,
-        streams=tuple(sorted(set(a.streams) | set(b.streams), key=_none_first)),
-        htod=a.htod + b.htod,
-        kernel=a.kernel + b.kernel,
-        dtoh=a.dtoh + b.dtoh,
-        kernels=tuple(kernels),
-        grid_blocks=blocks,
+        device=group[0].device,
+        streams=tuple(sorted({s for q in group for s in q.streams}, key=_none_first)),
+        htod=tuple(i for q in group for i in q.htod),
+        kernel=tuple(i for q in group for i in q.kernel),
+        dtoh=tuple(i for q in group for i in q.dtoh),
+        kernels=tuple(dict.fromkeys(k for q in group for k in q.kernels)),
+        grid_blocks=None if all(b is None for b in blocks) else sum(b or 0 for b in blocks),
     )
 
 
