@@ -358,7 +358,8 @@ def test_details_2019_header(tmp_path: Path) -> None:
     assert m.loc["Memory Frequency", "metric"] == "dram_frequency"
     assert m.loc["Memory Frequency", "unit"] == "hz"
     assert m.loc["Memory Frequency", "value"] == 877e6
-    assert m.loc["SOL FB", "metric"] == "memory_throughput_pct_of_peak"
+    # the 2019-2020 SpeedOfLight label "SOL FB" is fbpa__sol_pct: DRAM (frame buffer) throughput
+    assert m.loc["SOL FB", "metric"] == "dram_throughput_pct_of_peak"
     assert m.loc["SOL FB", "value"] == pytest.approx(0.415)
     assert m.loc["Block Size", "metric"] == "block_size"
 
