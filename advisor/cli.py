@@ -6,7 +6,9 @@ A user never sees a traceback unless ``--debug`` is given.
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import sys
 import traceback
 from typing import Any
@@ -16,6 +18,7 @@ import click
 import parsers
 from advisor import __version__
 from advisor.errors import EXIT_INPUT, EXIT_INTERNAL, EXIT_USAGE, AdvisorError
+from advisor.errors import one_line as _one_line
 from advisor.inspect import render_text, summarize
 from advisor.profile import Profile, merge
 
@@ -35,6 +38,10 @@ class _Group(click.Group):
             raise
         except KeyboardInterrupt:
             _fail("interrupted", EXIT_INTERNAL)
+        except BrokenPipeError:
+            _quiet_broken_pipe()
+        except MemoryError:
+            _fail("out of memory (an input is too large for this machine)", EXIT_INTERNAL)
         except Exception as exc:
             if debug:
                 traceback.print_exc()
@@ -49,8 +56,15 @@ def _fail(message: str, code: int) -> None:
     sys.exit(code)
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
+def _quiet_broken_pipe() -> None:
+    """The reader of stdout went away (``cuda-advisor inspect … | head``): stop without a
+    message; stdout is pointed at devnull so the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass
+    sys.exit(EXIT_INTERNAL)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 import click
 
 from advisor import batch, batch_index, progress
-from advisor.errors import EXIT_GATE, EXIT_INPUT, EXIT_INTERNAL, EXIT_OK
+from advisor.errors import EXIT_GATE, EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, one_line
 from advisor.output import write_atomic
 
 
@@ -40,10 +40,11 @@ def report_folder(paths: Sequence[str], settings: batch.Settings, jobs: int, qui
     def done(job: batch.Job, entry: batch.Entry, count: int) -> None:
         if entry.status != batch.STATUS_REPORTED:
             bar.clear()
-            click.echo(f"cuda-advisor: {entry.status} {job.path}: {entry.reason}", err=True)
+            line = f"cuda-advisor: {entry.status} {job.path}: {entry.reason}"
+            click.echo(one_line(line), err=True)
         for line in entry.gate_failures:
             bar.clear()
-            click.echo(f"cuda-advisor: {job.path}: {line}", err=True)
+            click.echo(one_line(f"cuda-advisor: {job.path}: {line}"), err=True)
         bar.advance(f"analysed {progress.describe(job.path)}")
 
     bar.show(f"analysing {len(todo)} profiles")

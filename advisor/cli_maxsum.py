@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from advisor.errors import AdvisorError, UsageError
+from advisor.errors import AdvisorError, UsageError, one_line
 from advisor.models import maxsum, maxsum_input
 from advisor.models.maxsum import KernelBounds, MaxSumPrediction
 
@@ -39,7 +39,7 @@ def one_line_errors(func: Callable[..., Any]) -> Callable[..., Any]:
             root = click.get_current_context().find_root()
             if root.params.get("debug"):
                 raise
-            click.echo(f"cuda-advisor: error: {' '.join(str(exc).split())}", err=True)
+            click.echo(f"cuda-advisor: error: {one_line(str(exc))}", err=True)
             sys.exit(exc.exit_code)
 
     return wrapper

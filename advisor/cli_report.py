@@ -31,7 +31,7 @@ from advisor.criteria import collect, evaluate
 from advisor.criteria.analysis import _clean, to_json
 from advisor.criteria.speedups import AMDAHL, SPEEDUP_FORMS
 from advisor.devices import resolve_device
-from advisor.errors import EXIT_GATE, UnreadableInput, UsageError
+from advisor.errors import EXIT_GATE, UnreadableInput, UsageError, one_line
 from advisor.models import maxsum_input
 from advisor.models.bsp_app import read_app
 from advisor.output import write_atomic
@@ -163,7 +163,7 @@ def report_cmd(
     profile = merge([bar.call(f"parsing {progress.describe(p)}", parsers.read, p) for p in files])
     characterization, note = _device(profile, device)
     if note:
-        click.echo(f"cuda-advisor: note: {note}", err=True)
+        click.echo(f"cuda-advisor: note: {one_line(note)}", err=True)
     analysis = bar.call(
         f"analysing {len(profile.launches):,} launches",
         evaluate,
@@ -194,7 +194,7 @@ def report_cmd(
             _say(quiet, f"wrote {markdown_path}")
     failed = gates.failures(conditions, data)
     for line in failed:
-        click.echo(f"cuda-advisor: {line}", err=True)
+        click.echo(f"cuda-advisor: {one_line(line)}", err=True)
     if failed:
         raise click.exceptions.Exit(EXIT_GATE)
 
@@ -334,7 +334,7 @@ def compare_cmd(
             profile = merge([parsers.read(path) for path in files])
             characterization, note = _device(profile, device)
             if note:
-                click.echo(f"cuda-advisor: note: {name}: {note}", err=True)
+                click.echo(f"cuda-advisor: note: {one_line(f'{name}: {note}')}", err=True)
             data = to_json(evaluate(profile, characterization, speedup_form, device_note=note))
         analysed.append((name, files, data))
         inputs += files
@@ -353,7 +353,7 @@ def compare_cmd(
         _say(quiet, f"wrote {markdown_path}")
     failed = [] if max_regression is None else compare.regressions(result, max_regression)
     for line in failed:
-        click.echo(f"cuda-advisor: {line}", err=True)
+        click.echo(f"cuda-advisor: {one_line(line)}", err=True)
     if failed:
         raise click.exceptions.Exit(EXIT_GATE)
 

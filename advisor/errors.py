@@ -17,11 +17,28 @@ code meaning
 
 from __future__ import annotations
 
+import re
+
 EXIT_OK = 0
 EXIT_INTERNAL = 1
 EXIT_USAGE = 2
 EXIT_INPUT = 3
 EXIT_GATE = 4
+
+#: longest message line printed (a message quoting a damaged field stays readable)
+MESSAGE_MAX_CHARS = 2000
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line of at most :data:`MESSAGE_MAX_CHARS` characters, with control
+    characters (a terminal escape or a bidi override in a file, kernel or device name) escaped
+    as Python writes them (``\\x1b``, ``\\u202e``): every message line on stderr goes
+    through it."""
+    text = _CONTROL.sub(lambda m: ascii(m.group(0))[1:-1], " ".join(text.split()))
+    if len(text) > MESSAGE_MAX_CHARS:
+        text = text[: MESSAGE_MAX_CHARS - 1] + "…"
+    return text
 
 
 class AdvisorError(Exception):

@@ -157,7 +157,7 @@ def _bsp(
             counts = counts_from_profile(profile, str(k["name"]))
         except (InputError, ValueError) as exc:
             detail = exc.detail if isinstance(exc, InputError) else str(exc)
-            missing.append(f"{k['name']}: {_reason(detail, str(k['name']))}")
+            missing.append(f"{_short(str(k['name']))}: {_reason(detail, str(k['name']))}")
             continue
         found.append((rank, counts, _measured_ms(k)))
     unscaled = [bsp.kernel_time_s(c.counts, clock, cores) * 1e3 for _, c, _ in found]  # λ = 1, ms
@@ -309,6 +309,13 @@ def _measured_ms(k: Mapping[str, Any]) -> float | None:
     if not duration or launches <= 0:
         return None
     return float(duration) / launches / 1e6
+
+
+def _short(name: str) -> str:
+    """The report's display form of a kernel name (the full name is in the kernels table)."""
+    from advisor.report import shorten  # report imports this module
+
+    return shorten(name)
 
 
 def _reason(detail: str, kernel: str) -> str:
