@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
 import pandas as pd
 
 from advisor.errors import SchemaError
@@ -189,15 +190,31 @@ def validate(table: str, frame: pd.DataFrame | None) -> pd.DataFrame:
     n = len(frame)
     for col, dtype in cols.items():
         if col in frame.columns:
-            series = frame[col].reset_index(drop=True)
+            out[col] = _coerce(table, col, frame[col].reset_index(drop=True), dtype)
         else:
-            series = pd.Series([pd.NA] * n, dtype="object")
-        out[col] = _coerce(table, col, series, dtype)
-    return pd.DataFrame(out)
+            out[col] = _missing(n, dtype)
+    return pd.DataFrame(out, copy=False)
+
+
+#: the pandas dtype each schema dtype coerces to
+_DTYPES = {FLOAT: np.dtype("float64"), INT: pd.Int64Dtype(), STR: pd.StringDtype()}
+
+
+def _missing(n: int, dtype: str) -> pd.Series:
+    """A column of ``n`` missing values of ``dtype``."""
+    if dtype == FLOAT:
+        return pd.Series(np.full(n, np.nan))
+    if dtype == INT:
+        return pd.Series(pd.arrays.IntegerArray(np.zeros(n, np.int64), np.ones(n, bool)))
+    return pd.Series(pd.NA, index=pd.RangeIndex(n), dtype="string")
 
 
 def _coerce(table: str, col: str, series: pd.Series, dtype: str) -> pd.Series:
     try:
+        if series.dtype == _DTYPES.get(dtype):  # already valid (a profile validated again)
+            return series
+        if dtype == INT and series.dtype == np.float64:  # the common case, vectorised in numpy
+            return _float_to_int(series.to_numpy())
         if dtype == FLOAT:
             return pd.to_numeric(series, errors="raise").astype("float64")
         if dtype == INT:
@@ -215,6 +232,20 @@ def _coerce(table: str, col: str, series: pd.Series, dtype: str) -> pd.Series:
         raise SchemaError(
             f"table {table!r} column {col!r}: cannot coerce to {dtype}: {exc}"
         ) from exc
+
+
+def _float_to_int(values: np.ndarray) -> pd.Series:
+    """Whole float64 values (NaN missing) as Int64; fractions and values out of the 64-bit range
+    raise ValueError as in :func:`_coerce`."""
+    missing = np.isnan(values)
+    known = values[~missing]
+    finite = known[np.isfinite(known)]
+    if (np.floor(finite) != finite).any():
+        raise ValueError("non-integer values")
+    if (np.abs(known) >= 2.0**63).any():
+        raise ValueError("values out of the 64-bit integer range")
+    whole = np.where(missing, 0.0, values).astype(np.int64)
+    return pd.Series(pd.arrays.IntegerArray(whole, missing))
 
 
 def validate_all(frames: Mapping[str, pd.DataFrame | None]) -> dict[str, pd.DataFrame]:

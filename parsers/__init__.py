@@ -6,16 +6,22 @@ The format is detected from the file's content (never its name) by the registry 
 
 from __future__ import annotations
 
+import csv
+from dataclasses import replace
 from pathlib import Path
 
-from advisor.errors import NoKernelData, UnrecognisedFormat
+from advisor.errors import MalformedInput, NoKernelData, UnrecognisedFormat
 from advisor.profile import Profile
 from parsers import registry
-from parsers.source import Source, is_binary, is_preamble, read_bytes
+from parsers.source import Source, is_binary, is_preamble, longest_line, read_bytes
 
 #: how many leading lines a text sniffer sees (preambles can be long: ==PROF== lines of
 #: child processes, interleaved application output)
 SNIFF_LINES = 500
+#: most fields a text line may have; no profiler writes more (``ncu --page raw`` with every
+#: metric of ``--set full`` has a few thousand columns), and refusing wider lines up front keeps
+#: time and memory bounded for a damaged file (a line of a million separators)
+MAX_FIELDS = 100_000
 
 # Format modules register themselves on import.
 from parsers import (  # noqa: E402, F401  (import for the side effect of registering)
@@ -55,21 +61,13 @@ def read(path: str | Path) -> Profile:
     run (quoting the profiler's own error line when the file has one).
     """
     raw = read_bytes(path)
-    profile: Profile | None = None
-    for fmt in registry.binary_formats():
-        if fmt.sniff(raw[:4096]):
-            profile = fmt.read(str(path))
-            break
-    src: Source | None = None
-    if profile is None:
-        src = Source.from_bytes(str(path), raw)
-        head = src.head(SNIFF_LINES)
-        for tfmt in registry.text_formats():
-            if tfmt.sniff(head):
-                profile = tfmt.read(src)
-                break
-        else:
-            raise _unrecognised(src, raw)
+    try:
+        profile, src = _read(str(path), raw)
+    except csv.Error as exc:  # a quoting error the format's reader did not place on a line
+        raise MalformedInput(str(path), f"not valid CSV: {exc}") from exc
+    if src is not None and src.encoding_note:
+        note = f"{src.encoding_note}; kernel names may be spelled differently than in the tool"
+        profile.provenance = tuple(replace(p, notes=(*p.notes, note)) for p in profile.provenance)
     if not profile.has_kernel_data():
         failures = src.failure_lines() if src is not None else []
         if failures:
@@ -77,6 +75,37 @@ def read(path: str | Path) -> Profile:
         if not (len(profile.transfers) or len(profile.api_calls) or len(profile.api_summary)):
             raise NoKernelData(str(path), "no kernel data: the file holds no kernel launches")
     return profile
+
+
+def _read(path: str, raw: bytes) -> tuple[Profile, Source | None]:
+    """The profile of the first format that recognises ``raw``, and the decoded text if any."""
+    for fmt in registry.binary_formats():
+        if fmt.sniff(raw[:4096]):
+            return fmt.read(path), None
+    src = Source.from_bytes(path, raw)
+    _check_width(src)
+    head = src.head(SNIFF_LINES)
+    for tfmt in registry.text_formats():
+        if tfmt.sniff(head):
+            return tfmt.read(src), src
+    raise _unrecognised(src, raw)
+
+
+def _check_width(src: Source) -> None:
+    """Refuse a line with more than :data:`MAX_FIELDS` fields (comma, tab or semicolon).
+
+    A line that long has more than MAX_FIELDS characters; when the file's bytes are at hand and
+    no line of them is that long (a vectorised look at the newline positions), nothing is
+    decoded here."""
+    if src.raw is not None and longest_line(src.raw) <= MAX_FIELDS:
+        return
+    for i, line in enumerate(src.lines):
+        if len(line) > MAX_FIELDS:
+            widest = max(line.count(sep) for sep in ",\t;") + 1
+            if widest > MAX_FIELDS:
+                raise src.malformed(
+                    i, f"{widest:,} fields, more than any profiler export ({MAX_FIELDS:,})"
+                )
 
 
 def _unrecognised(src: Source, raw: bytes) -> Exception:

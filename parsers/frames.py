@@ -5,11 +5,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa  # type: ignore[import-untyped]
 
 from advisor import schema
 from advisor.metric_map import canonicalize
-from parsers.names import split_correlation, transfer_kind
+from parsers.names import split_correlation, split_device, transfer_kind
 
 _LAUNCH_COLS = list(schema.TABLES["launches"])
 _TRANSFER_COLS = list(schema.TABLES["transfers"])
@@ -64,16 +66,26 @@ def gpu_activity_frames(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]
     ``rows`` has a ``name`` column and any of the columns of both tables plus ``bytes``; a row
     whose name is a transfer (``[CUDA memcpy HtoD]``, ``[CUDA memset]`` ...) becomes a transfer,
     every other named row a launch.  A trailing correlation id ``[123]`` on a kernel name moves
-    to ``correlation_id`` when that column is empty.
+    to ``correlation_id`` when that column is empty.  Names are looked at once per distinct name
+    (a trace repeats a few dozen over millions of rows).
     """
-    names = rows["name"].astype("string")
-    kinds = names.map(lambda n: transfer_kind(n) if isinstance(n, str) else None)
-    is_transfer = kinds.notna()
-    kernels = rows[~is_transfer & names.notna()].copy()
+    codes, uniques = pd.factorize(rows["name"].astype("string"), use_na_sentinel=True)
+    texts = [str(u) for u in uniques]
+
+    def per_row(values: list[object]) -> np.ndarray:
+        table = np.empty(len(values) + 1, dtype=object)  # the last slot is for code -1 (missing)
+        table[: len(values)] = values
+        return table[codes]
+
+    kinds = per_row([transfer_kind(t) for t in texts])
+    is_transfer = pd.notna(kinds)
+    is_kernel = ~is_transfer & (codes >= 0)
+    kernels = rows.loc[is_kernel, [c for c in _LAUNCH_COLS if c in rows.columns]]
     if len(kernels):
-        split = kernels["name"].map(split_correlation)
-        kernels["name"] = split.map(lambda t: t[0])
-        suffix_ids = pd.Series(pd.array([t[1] for t in split], dtype="Int64"), index=kernels.index)
+        split = [split_correlation(t) for t in texts]
+        kernels["name"] = strings_by_code(codes[is_kernel], [n for n, _ in split], kernels.index)
+        suffix = per_row([i for _, i in split])[is_kernel]
+        suffix_ids = pd.Series(pd.array(suffix, dtype="Int64"), index=kernels.index)
         if "correlation_id" in kernels.columns:
             kernels["correlation_id"] = kernels["correlation_id"].where(
                 kernels["correlation_id"].notna(), suffix_ids
@@ -82,7 +94,25 @@ def gpu_activity_frames(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]
             kernels["correlation_id"] = suffix_ids
     launches = kernels[[c for c in _LAUNCH_COLS if c in kernels.columns]].reset_index(drop=True)
     launches["launch_id"] = range(len(launches))
-    transfers = rows[is_transfer].copy()
+    transfers = rows.loc[is_transfer, [c for c in _TRANSFER_COLS if c in rows.columns]]
     transfers["kind"] = kinds[is_transfer]
     transfers = transfers[[c for c in _TRANSFER_COLS if c in transfers.columns]]
     return launches, transfers.reset_index(drop=True)
+
+
+def device_columns(text: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """``"Tesla K40c (0)"`` cells -> (device name, device id) columns, split once per distinct
+    cell."""
+    codes, uniques = pd.factorize(text, use_na_sentinel=True)
+    split = [split_device(str(d)) for d in uniques]
+    names = strings_by_code(codes, [n for n, _ in split], text.index)
+    ids = pd.array([i for _, i in split] + [None], dtype="Int64")[codes]
+    return names, pd.Series(ids, index=text.index)
+
+
+def strings_by_code(codes: np.ndarray, values: list[str | None], index: pd.Index) -> pd.Series:
+    """``values[code]`` of every row as a ``string`` Series (code -1 or a None value: missing),
+    built by pyarrow from the distinct values instead of one Python string per row."""
+    indices = pa.array(codes, mask=codes < 0)
+    column = pa.DictionaryArray.from_arrays(indices, pa.array(values, type=pa.string()))
+    return pd.Series(pd.arrays.ArrowStringArray(column.cast(pa.string())), index=index)

@@ -37,7 +37,7 @@ def split_device(text: str) -> tuple[str, int | None]:
     """``'Tesla K40c (0)'`` -> ``('Tesla K40c', 0)``; a bare index ``'0'`` -> ``('', 0)``; an
     index too large for an id is none."""
     text = text.strip()
-    if text.isdigit() and fits_int(int(text)):
+    if text.isdecimal() and fits_int(int(text)):
         return "", int(text)
     m = _DEVICE.match(text)
     if m and fits_int(int(m.group(2))):

@@ -14,10 +14,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from parsers.source import Source
-from parsers.units import MISSING_TOKENS, TIME_NS, fits_int, scale_nsys_header
+from parsers.units import MISSING_TOKENS, TIME_NS, fits_int_array, scale_nsys_header
 
 #: header name (lower case, blanks and underscores removed) -> key
 _KEYS = {
@@ -65,6 +66,9 @@ class Table:
     report: str | None = None  # named by a Processing line / section title (canonical name)
     text: bool = False  # column-aligned text output (thousands separators, padded cells)
     title_unit: str | None = None  # unit from a text section title, "(by size in KiB)"
+    #: the rows already read as a frame by :mod:`parsers.arrow_csv` (the used columns only,
+    #: numbers as floats, checked) instead of ``rows`` and ``row_index``
+    data: pd.DataFrame | None = None
 
 
 class Columns:
@@ -79,6 +83,9 @@ class Columns:
             self.index.setdefault(key, i)
             self.units.setdefault(key, unit)
         width = len(table.header)
+        if table.data is not None:  # pyarrow checked the widths
+            self.cells = table.data
+            return
         for cells, line in zip(table.rows, table.row_index, strict=True):
             if len(cells) != width:
                 raise src.malformed(
@@ -89,7 +96,9 @@ class Columns:
         self.cells = pd.DataFrame(table.rows, columns=range(width), dtype=object)
 
     def raw(self, key: str) -> pd.Series:
-        return self.cells[self.index[key]] if key in self.index else self._empty()
+        if key in self.index and self.index[key] in self.cells:
+            return self.cells[self.index[key]]
+        return self._empty()
 
     def text(self, key: str) -> pd.Series:
         """Cells as strings, blanks and placeholder tokens as missing."""
@@ -98,10 +107,18 @@ class Columns:
             cells = cells.str.strip()
         return cells.mask(cells.str.strip().isin(MISSING_TOKENS))
 
+    def present(self, key: str) -> pd.Series:
+        """True where the cell holds a value (not blank, not a placeholder token)."""
+        if self.raw(key).dtype == "float64":  # read by pyarrow, placeholders already NaN
+            return self.raw(key).notna()
+        return self.text(key).notna()
+
     def number(self, key: str, factor: float = 1.0) -> pd.Series:
         """Cells as floats times ``factor``; anything but a number or a placeholder is an error."""
         if key not in self.index:
             return pd.Series([float("nan")] * len(self.cells), dtype="float64")
+        if self.raw(key).dtype == "float64":  # read by pyarrow, placeholders already NaN
+            return self.raw(key) * factor
         cells = self.raw(key).astype("string").str.strip()
         missing = cells.isna() | cells.isin(MISSING_TOKENS)
         cleaned = cells
@@ -122,15 +139,17 @@ class Columns:
     def integer(self, key: str) -> pd.Series:
         values = self.number(key)
         known = values.dropna()
-        bad = ~known.map(fits_int).astype(bool)
+        bad = ~fits_int_array(known)
         if bad.any():
-            row = int(known.index[bad.to_numpy()][0])
+            row = int(known.index[bad][0])
             raise self.src.malformed(
                 self.table.row_index[row],
                 f"{self.report}: column {self._header(key)!r}: expected a whole number, "
                 f"found {self.cells.iat[row, self.index[key]]!r}",
             )
-        return values.astype("Int64")
+        missing = values.isna().to_numpy()
+        whole = np.where(missing, 0.0, values.to_numpy()).astype(np.int64)
+        return pd.Series(pd.arrays.IntegerArray(whole, missing), index=values.index)
 
     def time_factor(self, key: str) -> float:
         """ns per unit of a time column: its header unit, else the unit of ``Total Time`` or of

@@ -34,12 +34,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from advisor.profile import Profile, Provenance
+from parsers import arrow_csv
 from parsers import nsys_reports as rep
 from parsers.nsys_columns import KNOWN_KEYS, Table, header_key
 from parsers.registry import TextFormat, register
 from parsers.source import Source, csv_fields
+from parsers.units import fits_int_array
 
 FORMAT = "nsys-csv"
+#: how many leading lines the fast path scans for the trace header
+SNIFF_HEAD = 500
+#: ``cuda_gpu_trace`` columns read (by key) on the fast path; the rest are not used
+_TRACE_INTEGERS = frozenset(
+    {"corr", "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "regs", "ctx", "strm"}
+)
+_TRACE_NUMBERS = _TRACE_INTEGERS | {"start", "duration", "static_smem", "dynamic_smem", "bytes"}
+_TRACE_TEXTS = frozenset({"name", "device", "src_kind", "dst_kind"})
 
 _SCRIPT = re.compile(
     r"^\s*(?:Processing \[.*\] with \[|Exporting \[).*?reports[/\\](?P<name>\w+)\.py"
@@ -101,7 +111,7 @@ def sniff_nsys(head: Sequence[str]) -> bool:
 
 def read_nsys(src: Source) -> Profile:
     """Every report table of an nsys stats output, as one profile."""
-    scan = _scan(src)
+    scan = _fast_scan(src) or _scan(src)
     frames = rep.Frames(notes=list(scan.notes))
     modes: list[str] = []
     for table in scan.tables:
@@ -117,7 +127,9 @@ def read_nsys(src: Source) -> Profile:
             rep.check_required(table, report, src)
         if table.text:
             _note_truncated(table, frames)
-        if rep.add_table(table, report, src, frames):
+        added = rep.add_table(table, report, src, frames)
+        table.data = None  # converted: free it before the next copies (big traces)
+        if added:
             mode = ("text:" if table.text else "") + report
             if mode not in modes:
                 modes.append(mode)
@@ -130,6 +142,41 @@ def read_nsys(src: Source) -> Profile:
         notes=tuple(frames.notes),
     )
     return Profile(provenance=(provenance,), **frames.tables())
+
+
+def _fast_scan(src: Source) -> _Scan | None:
+    """The scan of a file that is one big ``cuda_gpu_trace`` CSV table to its end, the rows read
+    by :func:`parsers.arrow_csv.read_rows`; None for anything else (then the lines are scanned).
+    """
+    if src.raw is None or len(src.raw) < arrow_csv.MIN_BYTES:
+        return None
+    head = src.head(SNIFF_HEAD)
+    scan = _scan(Source(src.path, head))
+    if len(scan.tables) != 1:
+        return None
+    table = scan.tables[0]
+    filled = [i for i, line in enumerate(head) if line.strip()]
+    if table.text or not table.row_index or table.row_index[-1] != filled[-1]:
+        return None  # the table ends within the first lines
+    if (table.report or rep.identify(table.header)) != rep.GPU_TRACE:
+        return None
+    index: dict[str, int] = {}
+    for j, cell in enumerate(table.header):
+        index.setdefault(header_key(cell)[0], j)
+    numbers = [j for key, j in index.items() if key in _TRACE_NUMBERS]
+    texts = [j for key, j in index.items() if key in _TRACE_TEXTS]
+    start = arrow_csv.line_offset(src.raw, table.header_index + 1)
+    if 0 not in numbers or start is None:
+        return None  # a number first: status lines and other headers fail to convert
+    data = arrow_csv.read_rows(src.raw, start, len(table.header), numbers, texts)
+    if data is None:
+        return None
+    for key in _TRACE_INTEGERS:  # a fraction: the scanner's rows give the message
+        col = index.get(key)
+        if col is not None and not fits_int_array(data[col].dropna()).all():
+            return None
+    table.rows, table.row_index, table.data = [], [], data
+    return scan
 
 
 def _scan(src: Source) -> _Scan:

@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from parsers.frames import gpu_activity_frames
-from parsers.names import split_device, transfer_kind
+from parsers.frames import device_columns, gpu_activity_frames
+from parsers.names import transfer_kind
 from parsers.nsys_columns import Columns, Table, header_key
 from parsers.source import Source
 
@@ -251,13 +251,12 @@ def _gpu_trace(cols: Columns, frames: Frames) -> bool:
     def size(key: str) -> pd.Series:
         return cols.number(key, cols.size_factor(key, "B", why))
 
-    if cols.units.get("static_smem") == "MB" and cols.text("static_smem").notna().any():
+    if cols.units.get("static_smem") == "MB" and cols.present("static_smem").any():
         frames.note(
             f"{GPU_TRACE}: StcSMem/DymSMem are printed in MB with 3 decimals "
             "(exact to 500 bytes; 0.000 means under 500 bytes)"
         )
-    devices = cols.text("device")
-    split = {d: split_device(d) for d in devices.dropna().unique()}
+    device, device_id = device_columns(cols.text("device"))
     frames.gpu_rows.append(
         pd.DataFrame(
             {
@@ -275,10 +274,8 @@ def _gpu_trace(cols: Columns, frames: Frames) -> bool:
                 "static_shared_bytes": size("static_smem"),
                 "dynamic_shared_bytes": size("dynamic_smem"),
                 "bytes": size("bytes"),
-                "device": devices.map(lambda d: split[d][0] if isinstance(d, str) else None),
-                "device_id": pd.array(
-                    [split[d][1] if isinstance(d, str) else None for d in devices], dtype="Int64"
-                ),
+                "device": device,
+                "device_id": device_id,
                 "context": cols.integer("ctx"),
                 "stream": cols.integer("strm"),
                 "src_kind": cols.text("src_kind"),

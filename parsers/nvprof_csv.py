@@ -48,13 +48,17 @@ import pandas as pd
 
 from advisor import schema
 from advisor.profile import Profile, Provenance
+from parsers import arrow_csv
 from parsers import nvprof_csv_metrics as metrics
 from parsers import nvprof_csv_tables as tables
-from parsers.nvprof_csv_tables import HEADERLESS_LAYOUT, Block
+from parsers.nvprof_csv_tables import _LINE, HEADERLESS_LAYOUT, Block
 from parsers.registry import TextFormat, register
 from parsers.source import Source, csv_fields, is_preamble
+from parsers.units import fits_int_array
 
 FORMAT = "nvprof-csv"
+#: how many leading lines the fast path looks at for the trace header
+SNIFF_HEAD = 500
 PROFILER = "nvprof"
 
 #: up to two unquoted numbers a script put in front of nvprof's line, then the line itself
@@ -233,10 +237,69 @@ class _Scanner:
             self.notes.append(note)
 
 
+#: gpu-trace columns read as whole numbers / other numbers / text on the fast path (the rest are
+#: not used; ``Unified Memory`` is text: page-fault rows put ``PC 0x5e240510`` there)
+_TRACE_INTEGERS = (
+    "Grid X", "Grid Y", "Grid Z", "Block X", "Block Y", "Block Z", "Registers Per Thread",
+    "Context", "Stream", "Correlation_ID",
+)  # fmt: skip
+_TRACE_NUMBERS = (*_TRACE_INTEGERS, "Start", "Duration", "Static SMem", "Dynamic SMem", "Size")
+_TRACE_TEXTS = ("Name", "SrcMemType", "DstMemType", "Device", "Unified Memory")
+
+
+def _fast_scan(src: Source) -> _Scanner | None:
+    """The scanner's result for a file that is one big gpu-trace table after a preamble (its last
+    line possibly cut short), the rows read by :func:`parsers.arrow_csv.read_rows`; None for
+    anything else (then the lines are scanned)."""
+    if src.raw is None or len(src.raw) < arrow_csv.MIN_BYTES:
+        return None
+    head = src.head(SNIFF_HEAD)
+    found = next(((i, h) for i, ln in enumerate(head) if (h := match_header(ln))), None)
+    if found is None or found[1][0] != "gpu-trace" or found[1][1]:
+        return None
+    index, (_, _, header) = found
+    scanner = _Scanner(Source(src.path, head[: index + 2]))
+    scanner.scan()
+    if len(scanner.blocks) != 1:
+        return None
+    block = scanner.blocks[0]
+    first = index + 1 if block.units is None else index + 2
+    start = arrow_csv.line_offset(src.raw, first)
+    if start is None:
+        return None
+    cols = {name: block.col(name) for name in (*_TRACE_NUMBERS, *_TRACE_TEXTS)}
+    numbers = [j for name in _TRACE_NUMBERS if (j := cols[name]) is not None]
+    texts = [j for name in _TRACE_TEXTS if (j := cols[name]) is not None]
+    data = arrow_csv.read_rows(src.raw, start, len(header), numbers, texts)
+    last: tuple[int, int] | None = None
+    if data is None:  # perhaps a truncated copy: all but the last line, which is scanned
+        last = arrow_csv.last_line(src.raw)
+        data = arrow_csv.read_rows(src.raw, start, len(header), numbers, texts, last[0])
+        if data is None:
+            return None
+    for name in _TRACE_INTEGERS:  # a fraction: the scanner's rows give the message
+        j = cols[name]
+        if j is not None and not fits_int_array(data[j].dropna()).all():
+            return None
+    data[_LINE] = arrow_csv.line_numbers(first, len(data))
+    block.rows, block.lines, block.data = [], [], data
+    if last is not None:
+        text = src.raw[last[0] :].decode("utf-8").rstrip("\n")
+        if _is_tool_line(text) or match_header(text) or not _looks_like_row(text):
+            return None
+        scanner.last_line, scanner.current = last[1], block
+        scanner._row(last[1], text)
+        if block.rows:  # the last line is a whole row: the failure was elsewhere
+            return None
+    return scanner
+
+
 def read_nvprof_csv(src: Source) -> Profile:
     """Read every table of an nvprof ``--csv`` file into one :class:`Profile`."""
-    scanner = _Scanner(src)
-    scanner.scan()
+    scanner = _fast_scan(src)
+    if scanner is None:
+        scanner = _Scanner(src)
+        scanner.scan()
     notes = scanner.notes
     if any(b.prefix for b in scanner.blocks):
         notes.append(
@@ -265,18 +328,24 @@ def read_nvprof_csv(src: Source) -> Profile:
             out["metrics"].append(metrics.summary_metrics_frame(src, block))
         else:
             per_launch.append(metrics.metric_trace_frames(src, block, notes))
-    trace_rows = [tables.gpu_trace_rows(src, group, notes) for group in traces.values()]
+    trace_rows = []
+    for group in traces.values():
+        trace_rows.append(tables.gpu_trace_rows(src, group, notes))
+        for block in group:
+            block.data = None  # converted: free it before the next copies (big traces)
     launches, transfers = tables.activity_frames(trace_rows)
+    del trace_rows
     out["transfers"].append(transfers)
     out["launches"].append(launches)
     offset = len(launches)
+    del launches, transfers
     for launch_frame, metric_frame in per_launch:
         out["launches"].append(launch_frame.assign(launch_id=launch_frame["launch_id"] + offset))
         out["metrics"].append(metric_frame.assign(launch_id=metric_frame["launch_id"] + offset))
         offset += len(launch_frame)
     if scanner.skipped:
         notes.append(f"{scanner.skipped} line(s) of other text (application output) skipped")
-    frames = {t: tables.concat(fs, t) for t, fs in out.items()}
+    frames = {t: tables.concat(out.pop(t), t) for t in list(out)}
     frames["devices"] = tables.devices_frame(frames, um_devices)
     provenance = Provenance(
         path=src.path, format=FORMAT, profiler=PROFILER, modes=tuple(modes), notes=tuple(notes)

@@ -17,12 +17,13 @@ import numpy as np
 import pandas as pd
 
 from advisor import schema
-from parsers.frames import gpu_activity_frames
+from parsers.frames import device_columns, gpu_activity_frames
 from parsers.names import split_device, transfer_kind
 from parsers.source import Source
 from parsers.units import (
     MISSING_TOKENS,
     fits_int,
+    fits_int_array,
     is_missing,
     nvprof_cell,
     parse_number,
@@ -56,13 +57,23 @@ class Block:
     lines: list[int] = field(default_factory=list)  # 0-based line index of each row
     headerless: bool = False
     api_section: bool = False  # old summary without Type: rows follow "API calls:"
+    #: the rows already read as a frame (:mod:`parsers.arrow_csv`: typed columns, ``_line``)
+    #: instead of ``rows`` and ``lines``
+    data: pd.DataFrame | None = None
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.rows) if self.data is None else len(self.data)
 
     def col(self, name: str) -> int | None:
         """Index of the first column called ``name``."""
         return self.header.index(name) if name in self.header else None
 
     def frame(self) -> pd.DataFrame:
-        """The rows as strings, one column per header position, plus the line index."""
+        """The rows as strings, one column per header position, plus the line index (or the
+        frame read by pyarrow, numbers already floats)."""
+        if self.data is not None:
+            return self.data
         frame = pd.DataFrame(self.rows, columns=range(len(self.header)), dtype=object)
         frame[_LINE] = self.lines
         return frame
@@ -90,6 +101,8 @@ def number_column(
     j = block.col(name)
     if j is None:
         return pd.Series(np.nan, index=frame.index, dtype=float)
+    if frame[j].dtype == np.float64:  # read by pyarrow, placeholders already NaN
+        return frame[j] * factor
     raw = frame[j].astype(str).str.strip()
     missing = raw.isin(MISSING_TOKENS)
     num = pd.to_numeric(raw.mask(missing), errors="coerce")
@@ -107,7 +120,7 @@ def integer_column(src: Source, block: Block, frame: pd.DataFrame, name: str) ->
     """Column ``name`` of whole numbers (grid, registers, ids, counts) as floats; a fraction or a
     number too large for a count is MalformedInput on its line."""
     values = number_column(src, block, frame, name)
-    bad = values.notna() & ~values.map(fits_int).astype(bool)
+    bad = values.notna() & ~fits_int_array(values)
     if bad.any():
         pos = int(np.flatnonzero(bad.to_numpy())[0])
         raise src.malformed(
@@ -134,21 +147,13 @@ def unit_factor(src: Source, block: Block, name: str, base: str) -> float | None
     return factor
 
 
-def device_columns(text: pd.Series) -> tuple[pd.Series, pd.Series]:
-    """``"Tesla K40c (0)"`` cells -> (device name, device id) columns."""
-    split = {d: split_device(d) for d in text.dropna().unique()}
-    names = text.map({d: n for d, (n, _) in split.items()}).astype("string")
-    ids = text.map({d: i for d, (_, i) in split.items()}).astype("Int64")
-    return names, ids
-
-
 def _factors(src: Source, blocks: list[Block], name: str, base: str) -> np.ndarray:
     """Per row, the factor of column ``name`` from its own block's units row; NaN where the
     block does not give the unit."""
     per_block = [unit_factor(src, b, name, base) for b in blocks]
     return np.repeat(
         np.array([math.nan if f is None else f for f in per_block], dtype=float),
-        [len(b.rows) for b in blocks],
+        [b.n_rows for b in blocks],
     )
 
 
@@ -166,7 +171,7 @@ def _time(
     src: Source, blocks: list[Block], frame: pd.DataFrame, name: str, notes: list[str]
 ) -> pd.Series:
     factors = [time_factor(src, b, name, notes) for b in blocks]
-    per_row = np.repeat(np.array(factors, dtype=float), [len(b.rows) for b in blocks])
+    per_row = np.repeat(np.array(factors, dtype=float), [b.n_rows for b in blocks])
     return number_column(src, blocks[0], frame, name) * per_row
 
 
@@ -290,8 +295,9 @@ def gpu_trace_rows(src: Source, blocks: list[Block], notes: list[str]) -> pd.Dat
     block = blocks[0]
     frame = pd.concat([b.frame() for b in blocks], ignore_index=True)
     names = text_column(block, frame, "Name")
-    um_copy = names.str.extract(_UM_COPY, expand=False)
-    skip = (names.str.startswith("[Unified Memory ").fillna(False) & um_copy.isna()).to_numpy()
+    is_um_row = names.str.startswith("[Unified Memory ").fillna(False).astype(bool)
+    um_copy = names[is_um_row].str.extract(_UM_COPY, expand=False).reindex(names.index)
+    skip = (is_um_row & um_copy.isna()).to_numpy()
     if skip.any():
         counts = names[skip].value_counts(sort=False)
         what = ", ".join(f"{n} {name}" for name, n in sorted(counts.items()))
@@ -334,12 +340,14 @@ def gpu_trace_rows(src: Source, blocks: list[Block], notes: list[str]) -> pd.Dat
 
 
 def _split(mask: np.ndarray, blocks: list[Block]) -> list[np.ndarray]:
-    bounds = np.cumsum([len(b.rows) for b in blocks])[:-1]
+    bounds = np.cumsum([b.n_rows for b in blocks])[:-1]
     return list(np.split(mask, bounds))
 
 
 def _trimmed(block: Block, keep: np.ndarray) -> Block:
     """``block`` with only the rows ``keep`` marks (for the per-row units)."""
+    if block.data is not None:
+        return replace(block, data=block.data[keep].reset_index(drop=True))
     rows = [r for r, k in zip(block.rows, keep, strict=True) if k]
     lines = [ln for ln, k in zip(block.lines, keep, strict=True) if k]
     return replace(block, rows=rows, lines=lines)
@@ -362,11 +370,10 @@ def activity_frames(parts: list[pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFra
     rows = [p for p in parts if len(p)]
     if not rows:
         return schema.empty("launches"), schema.empty("transfers")
-    merged = pd.concat(rows, ignore_index=True).sort_values(_LINE, kind="stable")
-    merged = merged.drop(columns=_LINE).reset_index(drop=True)
-    # plain objects: a pyarrow string column would make the "[123]" suffix ids pyarrow numbers
-    merged["name"] = merged["name"].astype(object)
-    return gpu_activity_frames(merged)
+    merged = rows[0] if len(rows) == 1 else pd.concat(rows, ignore_index=True)
+    if not merged[_LINE].is_monotonic_increasing:
+        merged = merged.sort_values(_LINE, kind="stable")
+    return gpu_activity_frames(merged.drop(columns=_LINE).reset_index(drop=True))
 
 
 def api_trace_frame(src: Source, block: Block, notes: list[str]) -> pd.DataFrame:

@@ -149,7 +149,7 @@ def cell_int(src: Source, index: int, column: str, cell: str) -> object:
     if is_missing(cell):
         return pd.NA
     text = cell.strip()
-    if not text.isdigit() or not fits_int(int(text)):
+    if not text.isdecimal() or not fits_int(int(text)):
         raise src.malformed(index, f"column {column!r}: expected a whole number, found {text!r}")
     return int(text)
 
@@ -181,7 +181,7 @@ def split_metric_row(src: Source, index: int, n_values: int, described: bool) ->
         instances = tuple(body[cut + 1 : -1].split())
         body = body[:cut] + " -"  # the list stands in for the Avg cell
     tokens = body.split()
-    if len(tokens) < 2 or not tokens[0].isdigit() or not fits_int(int(tokens[0])):
+    if len(tokens) < 2 or not tokens[0].isdecimal() or not fits_int(int(tokens[0])):
         raise src.malformed(
             index,
             "expected a metric row: invocation count, metric name, values; found "

@@ -1,16 +1,27 @@
 """Reading an input file into lines, and the helpers every text parser shares.
 
 A :class:`Source` is the decoded text of one file as a list of lines (BOM and CR removed), with
-the path for error messages.  Line numbers in errors are 1-based.
+the path for error messages; a UTF-8 file keeps its bytes and is split into lines only when a
+reader asks for them.  Line numbers in errors are 1-based.
+
+Decoding (FORMATS.md: the profilers write UTF-8; files passed through editors or Windows tools
+may not be): a UTF-8 BOM is dropped; a UTF-16 file (with a BOM, or without one when every other
+byte of its start is NUL) is decoded as UTF-16; text that is not valid UTF-8 is decoded as
+Windows-1252 (Latin-1 where cp1252 leaves a byte undefined) and :attr:`Source.encoding_note` says
+so, for the profile's provenance.  Only regular files are read: a FIFO, socket or device is
+refused before it is opened for reading, so nothing blocks.
 """
 
 from __future__ import annotations
 
 import csv
+import os
 import re
+import stat
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from advisor.errors import MalformedInput, UnreadableInput
 
@@ -26,13 +37,37 @@ FAILURE = re.compile(
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
-@dataclass
+
 class Source:
-    """The decoded lines of one input file."""
+    """The decoded lines of one input file.
 
-    path: str
-    lines: list[str]
+    A file whose bytes are UTF-8 without a BOM keeps them (:attr:`raw`) and decodes and splits
+    them only when :attr:`lines` is first used: :meth:`head` decodes just the start, so a reader
+    with a fast path for one big table (:mod:`parsers.arrow_csv`) never builds the list of lines.
+    """
+
+    def __init__(
+        self,
+        path: str,
+        lines: list[str] | None = None,
+        encoding_note: str | None = None,
+        *,
+        raw: bytes | None = None,
+    ) -> None:
+        self.path = path
+        #: set when the file was not UTF-8 and was decoded otherwise (a provenance note)
+        self.encoding_note = encoding_note
+        #: the file's bytes when they are UTF-8 without a BOM (the text is their decoding)
+        self.raw = raw
+        self._lines = lines
+
+    @property
+    def lines(self) -> list[str]:
+        if self._lines is None:
+            self._lines = _split(self.raw.decode("utf-8") if self.raw is not None else "")
+        return self._lines
 
     @classmethod
     def from_path(cls, path: str | Path) -> Source:
@@ -40,12 +75,19 @@ class Source:
 
     @classmethod
     def from_bytes(cls, path: str, raw: bytes) -> Source:
-        if raw.startswith(b"\xef\xbb\xbf"):
-            raw = raw[3:]
-        text = raw.decode("utf-8", errors="replace")
-        return cls(path=path, lines=text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
+        if not raw.startswith(b"\xef\xbb\xbf") and utf16_codec(raw) is None and _is_utf8(raw):
+            return cls(path=path, raw=raw)
+        text, note = decode(raw)
+        return cls(path=path, lines=_split(text), encoding_note=note)
 
     def head(self, n: int = 200) -> list[str]:
+        if self._lines is None and self.raw is not None:
+            end = -1
+            for _ in range(n):
+                end = self.raw.find(b"\n", end + 1)
+                if end < 0:
+                    return self.lines[:n]
+            return _split(self.raw[: end + 1].decode("utf-8"))[:n]
         return self.lines[:n]
 
     def malformed(self, index: int, message: str) -> MalformedInput:
@@ -62,17 +104,107 @@ class Source:
         return found
 
 
+def _split(text: str) -> list[str]:
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
+def _is_utf8(raw: bytes) -> bool:
+    if raw.isascii():
+        return True
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def decode(raw: bytes) -> tuple[str, str | None]:
+    """The text of ``raw`` and, when it was not UTF-8, a note naming the encoding used."""
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    utf16 = utf16_codec(raw)
+    if utf16 is not None:
+        return raw.decode(utf16, errors="replace").lstrip("\ufeff"), f"decoded as {utf16.upper()}"
+    try:
+        return raw.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        where = f"byte {exc.start} is not UTF-8"
+    try:
+        return raw.decode("cp1252"), f"decoded as Windows-1252 ({where})"
+    except UnicodeDecodeError:
+        return raw.decode("latin-1"), f"decoded as Latin-1 ({where})"
+
+
+def utf16_codec(raw: bytes) -> str | None:
+    """``"utf-16"`` (BOM), ``"utf-16-le"`` / ``"utf-16-be"`` (no BOM, but ASCII text with every
+    other byte NUL at the start of the file), or None."""
+    if raw.startswith(_UTF16_BOMS):
+        return "utf-16"
+    head = raw[:4096]
+    head = head[: len(head) - len(head) % 2]
+    if len(head) < 4:
+        return None
+    even, odd = head[0::2], head[1::2]
+    if odd.count(0) == len(odd) and 0 not in even:
+        return "utf-16-le"
+    if even.count(0) == len(even) and 0 not in odd:
+        return "utf-16-be"
+    return None
+
+
 def read_bytes(path: str | Path) -> bytes:
-    """The bytes of ``path``, or an UnreadableInput naming it."""
+    """The bytes of the regular file ``path``, or an UnreadableInput naming it.
+
+    The file is opened non-blocking and checked with ``fstat`` before it is read, so a FIFO (or
+    a socket or a device) is refused at once instead of waiting for a writer.
+    """
     p = Path(path)
     if not p.exists():
         raise UnreadableInput(str(path), "no such file")
     if p.is_dir():
         raise UnreadableInput(str(path), "is a directory, expected a profile file")
+    _require_regular(path, p.stat().st_mode)  # a socket cannot even be opened
     try:
-        return p.read_bytes()
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         raise UnreadableInput(str(path), f"cannot read: {exc.strerror or exc}") from exc
+    with os.fdopen(fd, "rb") as handle:
+        _require_regular(path, os.fstat(fd).st_mode)  # replaced since the first look
+        try:
+            return handle.read()
+        except OSError as exc:
+            raise UnreadableInput(str(path), f"cannot read: {exc.strerror or exc}") from exc
+
+
+def _require_regular(path: str | Path, mode: int) -> None:
+    if not stat.S_ISREG(mode):
+        raise UnreadableInput(
+            str(path), f"is not a regular file ({_kind(mode)}), expected a profile file"
+        )
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a plain file"
+
+
+def longest_line(raw: bytes, chunk: int = 1 << 23) -> int:
+    """The length in bytes of the longest ``\\n``-separated line of ``raw`` (vectorised, a chunk
+    of the bytes at a time)."""
+    view = np.frombuffer(raw, dtype=np.uint8)
+    longest, line_start = 0, 0
+    for lo in range(0, len(raw), chunk):
+        ends = np.flatnonzero(view[lo : lo + chunk] == ord("\n")) + lo
+        if len(ends):
+            starts = np.concatenate(([line_start], ends[:-1] + 1))
+            longest = max(longest, int((ends - starts).max()))
+            line_start = int(ends[-1]) + 1
+    return max(longest, len(raw) - line_start)
 
 
 def is_preamble(line: str) -> bool:
@@ -90,4 +222,5 @@ def csv_rows(lines: Sequence[str]) -> Iterator[list[str]]:
 
 
 def is_binary(raw: bytes) -> bool:
-    return b"\x00" in raw[:4096]
+    """NUL bytes near the start and not UTF-16 text."""
+    return b"\x00" in raw[:4096] and utf16_codec(raw) is None

@@ -16,6 +16,7 @@ import math
 import re
 
 import numpy as np
+import numpy.typing as npt
 
 NAN = float("nan")
 
@@ -51,6 +52,13 @@ def fits_int(value: float | np.floating) -> bool:
     if isinstance(value, int):
         return abs(value) < INT_LIMIT
     return math.isfinite(value) and float(value).is_integer() and abs(value) < INT_LIMIT
+
+
+def fits_int_array(values: npt.ArrayLike) -> np.ndarray:
+    """:func:`fits_int` of every element of a float array, vectorised (NaN -> False)."""
+    arr = np.asarray(values, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        return np.isfinite(arr) & (np.floor(arr) == arr) & (np.abs(arr) < INT_LIMIT)
 
 
 def is_missing(cell: object) -> bool:

@@ -1,0 +1,117 @@
+"""The fast path for one big CSV table: the data rows read by ``pyarrow.csv`` from the bytes.
+
+A gpu-trace export of a long run (nvprof ``--csv --print-gpu-trace``, FORMATS.md §1.3; nsys
+``cuda_gpu_trace``, §3.2) is a few header lines and then hundreds of thousands of rows of one
+table to the end of the file.  The readers find the header (and nvprof's units row) with their
+line scanners on the first lines only, then hand the rest of the bytes to :func:`read_rows`,
+which reads only the columns they use, numbers typed as float64 (placeholder tokens missing).
+
+:func:`read_rows` answers None whenever the rows are not plainly that one table, and the reader
+then scans the file line by line as before, so every error message, line number and note is the
+scanner's: a row with another number of fields (a cut-short last line, another table or a status
+line after the trace), a blank line, a carriage return, a cell that is not a number where one is
+expected (or ``nan``/``inf``), a quoted field spanning lines, bytes that are not UTF-8.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.csv as pacsv  # type: ignore[import-untyped]
+
+from parsers.units import MISSING_TOKENS
+
+#: below this many bytes of rows the line scanner is as fast and the fast path is not tried
+MIN_BYTES = 1 << 20
+
+
+def line_offset(raw: bytes, index: int) -> int | None:
+    """The byte offset of the 0-based line ``index`` of ``raw`` (lines end at ``\\n``), or None
+    when the file has fewer lines."""
+    end = -1
+    for _ in range(index):
+        end = raw.find(b"\n", end + 1)
+        if end < 0:
+            return None
+    return end + 1
+
+
+def last_line(raw: bytes) -> tuple[int, int]:
+    """(byte offset, 0-based index) of the last non-blank line of ``raw`` (trailing newlines
+    ignored)."""
+    end = len(raw.rstrip(b"\n"))
+    offset = raw.rfind(b"\n", 0, end) + 1
+    return offset, raw.count(b"\n", 0, offset)
+
+
+def read_rows(
+    raw: bytes, start: int, width: int, numbers: list[int], texts: list[int], end: int | None = None
+) -> pd.DataFrame | None:
+    """The rows of ``raw`` from byte ``start`` to ``end`` (the end of the file) as a frame with
+    integer column labels: columns ``numbers`` as float64 (placeholders NaN), ``texts`` as
+    strings exactly as written (quotes removed).  Every row must have ``width`` fields;
+    trailing newlines are ignored.  None when anything is unusual (see the module docstring)."""
+    end = len(raw) if end is None else end
+    while end > start and raw[end - 1] == ord("\n"):
+        end -= 1
+    if end - start < MIN_BYTES or b"\r" in raw or raw.startswith(b"\n", start):
+        return None
+    n = raw.count(b"\n", start, end) + 1  # one row per line, else a quoted field spans lines
+    used = sorted({*numbers, *texts})
+    types = {str(j): pa.float64() for j in numbers} | {str(j): pa.string() for j in texts}
+    floats = {j: np.empty(n) for j in numbers}
+    nulls = dict.fromkeys(numbers, 0)
+    strings: dict[int, list[pa.Array]] = {j: [] for j in texts}
+    done = 0
+    try:
+        reader = pacsv.open_csv(
+            pa.BufferReader(pa.py_buffer(raw)[start:end]),
+            read_options=pacsv.ReadOptions(column_names=[str(j) for j in range(width)]),
+            parse_options=pacsv.ParseOptions(newlines_in_values=False, ignore_empty_lines=False),
+            convert_options=pacsv.ConvertOptions(
+                column_types=types,
+                include_columns=[str(j) for j in used],
+                null_values=sorted(MISSING_TOKENS),
+                strings_can_be_null=False,
+            ),
+            memory_pool=pa.system_memory_pool(),  # gives freed blocks back at once
+        )
+        for batch in reader:  # one block at a time: the parse buffers stay small
+            rows = batch.num_rows
+            if done + rows > n:
+                return None
+            for j in numbers:
+                col = batch.column(str(j))
+                floats[j][done : done + rows] = col.to_numpy(zero_copy_only=False)
+                nulls[j] += col.null_count
+            for j in texts:
+                strings[j].append(batch.column(str(j)))
+            done += rows
+    except (pa.ArrowException, ValueError):
+        return None
+    if done != n or not _plain_numbers(floats, nulls):
+        return None
+    if not (0 in nulls and nulls[0] == 0) and raw.find(b"\n\n", start, end) >= 0:
+        return None  # a blank line ends the table (it reads as a row of empty cells)
+    columns: dict[int, object] = {}
+    for j in used:
+        if j in floats:
+            columns[j] = floats[j]
+        else:
+            chunks = pa.chunked_array(strings[j], type=pa.string()).combine_chunks()
+            columns[j] = pd.Series(pd.arrays.ArrowStringArray(chunks), copy=False)
+    frame = pd.DataFrame(columns, copy=False)
+    frame.columns = list(columns)
+    return frame
+
+
+def _plain_numbers(floats: dict[int, np.ndarray], nulls: dict[int, int]) -> bool:
+    """No ``inf`` and no NaN but the placeholders' (``-nan``, ``inf``: the scanner reports
+    them)."""
+    return not any(np.isinf(a).any() or np.isnan(a).sum() != nulls[j] for j, a in floats.items())
+
+
+def line_numbers(first: int, n: int) -> np.ndarray:
+    """0-based line indices of ``n`` consecutive rows starting at line ``first``."""
+    return np.arange(first, first + n, dtype=np.int64)
