@@ -78,10 +78,24 @@ def read_table(src: Source, table: Table) -> Frames:
     return _details(frame)
 
 
+#: short rows are padded to the header's width; the padding may add at most this many cells
+#: per field present plus :data:`PADDING_LIMIT_CELLS` (real exports pad a few trailing cells)
+PADDING_LIMIT_FACTOR = 10
+PADDING_LIMIT_CELLS = 100_000
+
+
 def _checked(src: Source, table: Table, minimum: int) -> list[list[str]]:
     """Rows padded to the header's width; a row too short or too long is malformed."""
     width = len(table.header)
     where = f"the header on line {table.header_line + 1}"
+    given = sum(len(fields) for fields in table.rows)
+    if width * len(table.rows) - given > PADDING_LIMIT_FACTOR * given + PADDING_LIMIT_CELLS:
+        # padding would cost memory out of proportion to the file (a damaged or hostile header)
+        raise src.malformed(
+            table.header_line,
+            f"the header has {width} columns but its {len(table.rows)} rows have "
+            f"{given / max(len(table.rows), 1):.0f} fields on average: not an Nsight Compute table",
+        )
     out: list[list[str]] = []
     for fields, line in zip(table.rows, table.lines, strict=True):
         if len(fields) > width and any(f.strip() for f in fields[width:]):

@@ -650,3 +650,30 @@ def test_details_header_without_metric_unit_is_malformed(tmp_path: Path) -> None
     with pytest.raises(MalformedInput, match="Metric Unit") as err:
         parsers.read(write(tmp_path, text))
     assert err.value.line == 1
+
+
+def test_wide_header_with_short_rows_is_refused_before_padding(tmp_path: Path) -> None:
+    """Padding 2,000 twelve-field rows to a 60,012-column header would take 120 million cells
+    from a 300 kB file: the reader refuses the table instead of running out of memory."""
+    cols = [
+        "ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Kernel Time",
+        "Context", "Stream", "Section Name", "Metric Name", "Metric Unit", "Metric Value",
+    ]  # fmt: skip
+    header = ",".join(f'"{c}"' for c in [*cols, *(f"x{i}" for i in range(60_000))])
+    row = '"0","1","p","h","k","t","1","7","S","M","%","1"'
+    path = write(tmp_path, header + "\n" + "\n".join([row] * 2000) + "\n")
+    with pytest.raises(MalformedInput, match=r"60012 columns but its 2000 rows have 12 fields"):
+        parsers.read(path)
+
+
+def test_short_trailing_cells_are_still_padded(tmp_path: Path) -> None:
+    """A details row missing its empty trailing cells reads as before (the padding limit only
+    refuses padding out of proportion to the file)."""
+    text = (
+        '"ID","Process ID","Process Name","Host Name","Kernel Name","Kernel Time","Context",'
+        '"Stream","Section Name","Metric Name","Metric Unit","Metric Value","Rule Name"\n'
+        '"0","1","p","h","k","t","1","7","S","Memory Frequency","cycle/nsecond","1.5"\n'
+    )
+    profile = parsers.read(write(tmp_path, text))
+    assert list(profile.launches["name"]) == ["k"]
+    assert profile.metrics["value"].tolist() == [1.5e9]
