@@ -34,6 +34,7 @@ from advisor.errors import NoKernelData
 from advisor.profile import Profile, Provenance
 from parsers.cupti_ids import MEMCPY_KINDS
 from parsers.names import compute_capability
+from parsers.sqlite_columns import in_time_order, text_per_distinct
 from parsers.sqlite_db import (
     Database,
     SqliteReader,
@@ -41,7 +42,6 @@ from parsers.sqlite_db import (
     as_int,
     as_text,
     int_column,
-    int_columns,
     lookup,
     number_column,
     string_by_id,
@@ -111,8 +111,9 @@ def read_nsys_sqlite(db: Database) -> Profile:
 
 def _frame(db: Database, table: str, columns: Mapping[str, str]) -> pd.DataFrame:
     """``columns`` of ``table`` renamed; exact integer times turned into start and duration."""
-    out = db.frame(table, list(columns), required=("start", "end")).rename(columns=dict(columns))
-    int_columns(out)
+    keep = [raw for raw, name in columns.items() if name == "name"]  # a string id, or text
+    out = db.int_frame(table, list(columns), required=("start", "end"), keep=keep)
+    out = out.rename(columns=dict(columns))
     start = out["start_ns"]
     end = out.pop("end_ns")
     out["duration_ns"] = (end - start).astype("float64")
@@ -128,9 +129,9 @@ def _launches(
     if name_col is None:
         raise db.malformed(f"table {KERNEL} has no kernel name column ({', '.join(_NAME_COLUMNS)})")
     out = _frame(db, KERNEL, {**_KERNEL_COLS, name_col: "name"})
-    out["name"] = [_string(db, strings, v, "kernel name") for v in out["name"]]
+    out["name"] = text_per_distinct(out["name"], lambda v: _string(db, strings, v, "kernel name"))
     out["device"] = out["device_id"].map(device_names)
-    out = out.sort_values(["start_ns", "correlation_id"], kind="stable").reset_index(drop=True)
+    out = in_time_order(out)
     out["launch_id"] = range(len(out))
     return out[[c for c in schema.TABLES["launches"] if c in out.columns]]
 
@@ -145,7 +146,9 @@ def _transfers(
         cols = {**_COMMON, "bytes": "bytes", "copyKind": "kind", "srcKind": "src_kind",
                 "dstKind": "dst_kind"}  # fmt: skip
         copies = _frame(db, MEMCPY, cols)
-        copies["kind"] = [_copy_kind(lookup(copy_kinds, v)) for v in copies["kind"]]
+        copies["kind"] = text_per_distinct(
+            copies["kind"], lambda v: _copy_kind(lookup(copy_kinds, v))
+        )
         frames.append(copies)
     if db.has_rows(MEMSET):
         sets = _frame(db, MEMSET, {**_COMMON, "bytes": "bytes", "memKind": "src_kind"})
@@ -161,9 +164,9 @@ def _transfers(
     out = pd.concat(frames, ignore_index=True)
     for col in ("src_kind", "dst_kind"):
         codes = out[col] if col in out.columns else pd.Series([None] * len(out))
-        out[col] = [lookup(mem_kinds, v) for v in codes]
+        out[col] = text_per_distinct(codes, lambda v: lookup(mem_kinds, v))
     out["device"] = out["device_id"].map(device_names)
-    out = out.sort_values(["start_ns", "correlation_id"], kind="stable").reset_index(drop=True)
+    out = in_time_order(out)
     return out[[c for c in schema.TABLES["transfers"] if c in out.columns]]
 
 
@@ -185,14 +188,11 @@ def _api_calls(db: Database, strings: Mapping[int, str]) -> pd.DataFrame:
         "returnValue": "result", "globalTid": "gtid",
     }  # fmt: skip
     out = _frame(db, RUNTIME, cols)
-    out["name"] = [
-        None if (n := _string(db, strings, v, "API name")) is None else _VERSION_SUFFIX.sub("", n)
-        for v in out["name"]
-    ]
+    out["name"] = text_per_distinct(out["name"], lambda v: _api_name(db, strings, v))
     gtid = int_column(out.pop("gtid"))
     out["process_id"] = gtid // _GID % _GID
     out["thread_id"] = gtid % _GID
-    out = out.sort_values(["start_ns", "correlation_id"], kind="stable").reset_index(drop=True)
+    out = in_time_order(out)
     return out[[c for c in schema.TABLES["api_calls"] if c in out.columns]]
 
 
@@ -252,6 +252,12 @@ def _version(db: Database) -> str | None:
 
 def _string(db: Database, strings: Mapping[int, str], cell: object, what: str) -> str | None:
     return string_by_id(db, strings, cell, what, "StringIds")
+
+
+def _api_name(db: Database, strings: Mapping[int, str], cell: object) -> str | None:
+    """An API call's name without its CUPTI version suffix."""
+    name = _string(db, strings, cell, "API name")
+    return None if name is None else _VERSION_SUFFIX.sub("", name)
 
 
 add_reader(

@@ -28,6 +28,7 @@ traces read from a database and from nvprof's CSV start near zero alike.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 
 import pandas as pd
 
@@ -37,6 +38,7 @@ from advisor.profile import Profile, Provenance
 from parsers import cupti_ids
 from parsers.frames import metric_record
 from parsers.names import compute_capability
+from parsers.sqlite_columns import in_time_order, text_per_distinct
 from parsers.sqlite_db import (
     Database,
     SqliteReader,
@@ -44,9 +46,9 @@ from parsers.sqlite_db import (
     as_int,
     as_text,
     int_column,
-    int_columns,
     lookup,
     number_column,
+    per_distinct,
     string_by_id,
 )
 
@@ -129,14 +131,12 @@ def _activity(
     frames = []
     for table in tables:
         if db.has_rows(_PREFIX + table):
-            frame = db.frame(_PREFIX + table, list(columns), required=required)
+            # exact integers: absolute ns (~1.6e18) lose precision in float64 (53-bit mantissa)
+            frame = db.int_frame(_PREFIX + table, list(columns), required=required, keep=["name"])
             frames.append(frame.rename(columns=dict(columns)).assign(table=table))
     if not frames:
         return pd.DataFrame({c: pd.Series([], dtype="Int64") for c in [*columns.values()]})
-    out = pd.concat(frames, ignore_index=True)
-    # exact integers: absolute ns (~1.6e18) lose precision in float64 (53-bit mantissa)
-    int_columns(out, keep=("name", "table"))
-    return out
+    return pd.concat(frames, ignore_index=True)
 
 
 def _launches(
@@ -146,8 +146,8 @@ def _launches(
     device_names: Mapping[object, object],
     t0: int,
 ) -> pd.DataFrame:
-    out = kernels.sort_values(["start_ns", "correlation_id"], kind="stable").reset_index(drop=True)
-    out["name"] = [_string(db, strings, v, "kernel name") for v in out["name"]]
+    out = in_time_order(kernels)
+    out["name"] = text_per_distinct(out["name"], lambda v: _string(db, strings, v, "kernel name"))
     _relative_times(out, t0)
     out["device"] = out["device_id"].map(device_names)
     out["launch_id"] = range(len(out))
@@ -166,7 +166,9 @@ def _transfers(db: Database) -> pd.DataFrame:
         {**_TRANSFER_COLS, "copyKind": "kind_code", "srcKind": "src_code", "dstKind": "dst_code"},
         required=("start", "end"),
     )  # fmt: skip
-    copies["kind"] = [lookup(cupti_ids.MEMCPY_KINDS, v, "memcpy") for v in copies["kind_code"]]
+    copies["kind"] = text_per_distinct(
+        copies["kind_code"], lambda v: lookup(cupti_ids.MEMCPY_KINDS, v, "memcpy")
+    )
     sets = _activity(
         db, ("MEMSET",), {**_TRANSFER_COLS, "memoryKind": "src_code"}, required=("start", "end")
     )
@@ -174,25 +176,18 @@ def _transfers(db: Database) -> pd.DataFrame:
     out = pd.concat([f for f in (copies, sets) if len(f)] or [copies], ignore_index=True)
     for code, col in (("src_code", "src_kind"), ("dst_code", "dst_kind")):
         codes = out[code] if code in out.columns else pd.Series([None] * len(out))
-        out[col] = [lookup(cupti_ids.MEMORY_KINDS, v, None) for v in codes]
-    return out.sort_values(["start_ns", "correlation_id"], kind="stable").reset_index(drop=True)
+        out[col] = text_per_distinct(codes, lambda v: lookup(cupti_ids.MEMORY_KINDS, v))
+    return in_time_order(out)
 
 
 def _api_calls(db: Database, notes: list[str]) -> pd.DataFrame:
-    frames = []
-    for domain in ("RUNTIME", "DRIVER"):
-        frame = _activity(db, (domain,), _API_COLS, required=("cbid", "start", "end"))
-        frames.append(frame.assign(domain=domain.lower()))
+    frames, unknown = [], 0
+    for domain in ("runtime", "driver"):
+        frame = _activity(db, (domain.upper(),), _API_COLS, required=("cbid", "start", "end"))
+        names = text_per_distinct(frame["cbid"], partial(_api_name, domain))
+        unknown += int(per_distinct(frame["cbid"], partial(_unknown_cbid, domain)).sum())
+        frames.append(frame.assign(domain=domain, name=names))
     out = pd.concat([f for f in frames if len(f)] or frames[:1], ignore_index=True)
-    names, unknown = [], 0
-    for domain, cbid in zip(out["domain"], out["cbid"], strict=True):
-        code = as_int(cbid)
-        name = None if code is None else cupti_ids.api_name(domain, code)
-        if name is None:
-            unknown += 1
-            name = f"{domain} cbid {cbid}"
-        names.append(name)
-    out["name"] = names
     for col in ("process_id", "thread_id"):  # uint32 in CUPTI, stored as signed 32-bit
         out[col] = int_column(out[col]) % 2**32
     if unknown:
@@ -200,7 +195,19 @@ def _api_calls(db: Database, notes: list[str]) -> pd.DataFrame:
             f"{unknown} API calls have CUPTI callback ids outside the built-in table; "
             "they are named 'runtime cbid N' / 'driver cbid N'"
         )
-    return out.sort_values(["start_ns", "correlation_id"], kind="stable").reset_index(drop=True)
+    return in_time_order(out)
+
+
+def _unknown_cbid(domain: str, cbid: object) -> bool:
+    code = as_int(cbid)
+    return code is None or cupti_ids.api_name(domain, code) is None
+
+
+def _api_name(domain: str, cbid: object) -> str:
+    """The function of a callback id; ``runtime cbid N`` (``<NA>`` when missing) if not listed."""
+    code = as_int(cbid)
+    name = None if code is None else cupti_ids.api_name(domain, code)
+    return name or f"{domain} cbid {'<NA>' if code is None else code}"
 
 
 def _devices(db: Database, strings: Mapping[int, str]) -> pd.DataFrame:

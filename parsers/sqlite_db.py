@@ -39,6 +39,8 @@ from parsers.units import fits_int
 FORMAT = "sqlite"
 #: how many table names an "unrecognised database" message lists
 _LISTED_TABLES = 8
+#: rows fetched at a time by Database.int_frame (a few MB of Python objects at once)
+_CHUNK_ROWS = 8192
 
 
 class Database:
@@ -54,9 +56,15 @@ class Database:
         return MalformedInput(self.path, message)
 
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        try:
+        with self._reading():
             return list(self._conn.execute(sql, tuple(params)).fetchall())
-        except (sqlite3.Error, UnicodeDecodeError) as exc:  # text cells must be UTF-8
+
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        """Every SQLite error (and a text cell that is not UTF-8) as a one-line MalformedInput."""
+        try:
+            yield
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
             raise self.malformed(
                 f"cannot read the SQLite database ({_one_line(exc)}); "
                 "the file may be truncated or corrupt"
@@ -93,6 +101,38 @@ class Database:
         return pd.DataFrame(
             {c: pd.Series(stored.get(c, [None] * len(records)), dtype="object") for c in columns}
         )
+
+    def int_frame(
+        self,
+        table: str,
+        columns: Sequence[str],
+        required: Sequence[str] = (),
+        keep: Sequence[str] = (),
+    ) -> pd.DataFrame:
+        """:meth:`frame` with every column but ``keep`` as exact nullable integers (``Int64``,
+        :func:`int_column` of each cell), read without a Python object per cell.
+
+        The CUPTI activity columns are INTEGER (int64 in SQLite, exact beyond float64's 2**53):
+        rows are fetched :data:`_CHUNK_ROWS` at a time into an int64 array.  A chunk holding
+        anything else (NULL, a fraction, text: a damaged database) is converted cell by cell as
+        :meth:`frame` + :func:`int_column` do; a ``keep`` column (a string id that may be text)
+        holding anything but integers is returned as :meth:`frame` returns it."""
+        if table not in self.tables:
+            return pd.DataFrame({c: pd.Series([], dtype="Int64") for c in columns})
+        have = set(self.columns(table))
+        lacking = [c for c in required if c not in have]
+        if lacking:
+            raise self.malformed(f"table {table} has no column {', '.join(lacking)}")
+        present = [c for c in columns if c in have]
+        reader = _IntReader(len(present), self.count(table))
+        select = ", ".join(_q(c) for c in present) or "NULL"
+        with self._reading():
+            cursor = self._conn.execute(f"SELECT {select} FROM {_q(table)} ORDER BY rowid")
+            while records := cursor.fetchmany(_CHUNK_ROWS):
+                reader.add(records)
+        stored = {c: reader.column(i, c in keep) for i, c in enumerate(present)}
+        missing = pd.array([None] * reader.rows, dtype="Int64")
+        return pd.DataFrame({c: stored.get(c, missing) for c in columns}, copy=False)
 
     def strings(self, table: str, key: str, value: str) -> dict[int, str]:
         """An id -> text table (nvprof ``StringTable``, nsys ``StringIds``) as a dict."""
@@ -181,7 +221,16 @@ def as_text(cell: object) -> str | None:
 
 def int_column(values: pd.Series) -> pd.Series:
     """A column of integer cells as exact nullable integers (``Int64``)."""
+    if pd.api.types.is_integer_dtype(values.dtype):
+        return values.astype("Int64")
+    if _only_ints(values):  # the usual column: converted in one step
+        return pd.Series(pd.array(values.to_numpy(dtype=object), dtype="Int64"), index=values.index)
     return pd.Series(pd.array([as_int(v) for v in values], dtype="Int64"), index=values.index)
+
+
+def _only_ints(values: pd.Series) -> bool:
+    """Every cell a Python int (not a bool) or None, as sqlite3 returns INTEGER columns."""
+    return set(map(type, values)) <= {int, type(None)}
 
 
 def number_column(values: pd.Series) -> pd.Series:
@@ -189,19 +238,85 @@ def number_column(values: pd.Series) -> pd.Series:
     return pd.to_numeric(values, errors="coerce").astype("float64")
 
 
-def int_columns(frame: pd.DataFrame, keep: Sequence[str] = ("name",)) -> None:
-    """Every column of ``frame`` but ``keep`` (string ids, looked up with their own check) as
-    exact nullable integers: the CUPTI activity columns are all integers, and a cell that is not
-    one (text, a fraction in a damaged database) is a missing value."""
-    for column in frame.columns:
-        if column not in keep:
-            frame[column] = int_column(frame[column])
-
-
 def lookup(table: Mapping[int, str], cell: object, default: str | None = None) -> str | None:
     """``table[cell]`` for an integer id cell (an enum or string id), else ``default``."""
     code = as_int(cell)
     return default if code is None else table.get(code, default)
+
+
+def lookup_column(
+    table: Mapping[int, str], cells: pd.Series, default: str | None = None
+) -> np.ndarray:
+    """:func:`lookup` of every cell (an object array), one look-up per distinct cell."""
+    return per_distinct(cells, lambda cell: lookup(table, cell, default))
+
+
+def per_distinct(cells: pd.Series, fn: Callable[[object], Any]) -> np.ndarray:
+    """``fn`` of every cell as an object array; for the usual integer column (ids, enum codes:
+    few distinct values over millions of rows) computed once per distinct value."""
+    out = np.empty(len(cells), dtype=object)
+    if pd.api.types.is_integer_dtype(cells.dtype) or _only_ints(cells):
+        codes, uniques = pd.factorize(pd.Series(cells, dtype="Int64"), use_na_sentinel=True)
+    else:
+        out[:] = [fn(cell) for cell in cells]
+        return out
+    mapped = np.empty(len(uniques) + 1, dtype=object)  # the last slot is for None (code -1)
+    for i, value in enumerate(uniques):
+        mapped[i] = fn(int(value))
+    mapped[-1] = fn(None)
+    out[:] = mapped[codes]
+    return out
+
+
+class _IntReader:
+    """The columns of :meth:`Database.int_frame`, filled one fetched chunk at a time."""
+
+    def __init__(self, columns: int, capacity: int) -> None:
+        self.rows = 0
+        self.values = np.zeros((columns, capacity), dtype=np.int64)  # a row per column
+        self.nulls: dict[int, np.ndarray] = {}  # column -> its NULL cells, if it has any
+        self.cells: dict[int, list[tuple[int, np.ndarray]]] = {}  # column -> (row, objects)
+
+    def add(self, records: list[tuple[Any, ...]]) -> None:
+        """The next rows; numpy infers int64 only when every cell is an integer."""
+        start, stop = self.rows, self.rows + len(records)
+        self.rows = stop
+        if stop > self.values.shape[1]:  # more rows than count(*) said: grow
+            self.values = np.pad(self.values, ((0, 0), (0, stop)))
+            self.nulls = {i: np.pad(m, (0, stop)) for i, m in self.nulls.items()}
+        if not len(self.values):
+            return
+        try:
+            block = np.array(records)
+        except (ValueError, TypeError, OverflowError):
+            block = np.empty(0)
+        if block.dtype == np.int64 and block.ndim == 2:
+            self.values[:, start:stop] = block.T
+            return
+        block = np.empty((len(records), len(self.values)), dtype=object)
+        block[:] = records
+        for i, column in enumerate(block.T):
+            if set(map(type, column)) <= {int, type(None)}:  # an INTEGER column with NULLs
+                nulls = pd.isna(column)
+                column[nulls] = 0
+                self.values[i, start:stop] = column
+                mask = self.nulls.setdefault(i, np.zeros(self.values.shape[1], dtype=bool))
+                mask[start:stop] = nulls
+            else:  # text, fractions, blobs: a damaged database
+                self.cells.setdefault(i, []).append((start, column))
+
+    def column(self, i: int, keep: bool) -> pd.api.extensions.ExtensionArray | np.ndarray:
+        """Column ``i`` as :func:`int_column` makes it; a ``keep`` column with cells that are
+        not integers as its cells (None for NULL), as :meth:`Database.frame` reads it."""
+        values = self.values[i, : self.rows]
+        nulls = self.nulls.get(i, np.zeros(self.rows, dtype=bool))[: self.rows]
+        if i not in self.cells:
+            return pd.arrays.IntegerArray(values, nulls)
+        cells = values.astype(object)
+        cells[nulls] = None
+        for start, chunk in self.cells[i]:
+            cells[start : start + len(chunk)] = chunk
+        return cells if keep else int_column(pd.Series(cells, dtype="object")).array
 
 
 def _q(name: str) -> str:
@@ -226,6 +341,13 @@ register(
         priority=20,
     )
 )
+
+
+def strings_by_id(
+    db: Database, strings: Mapping[int, str], cells: pd.Series, what: str, table: str
+) -> np.ndarray:
+    """:func:`string_by_id` of every cell (an object array), resolved once per distinct id."""
+    return per_distinct(cells, lambda cell: string_by_id(db, strings, cell, what, table))
 
 
 def string_by_id(
