@@ -13,20 +13,10 @@ import pytest
 from advisor.criteria import evaluate, gathering
 from advisor.criteria.analysis import COMPUTED, to_json
 from advisor.criteria.gathering import gather
-from advisor.criteria.inputs import DeviceView
 from advisor.profile import Profile, Provenance
+from tests.test_criteria_engine import DEVICE
 
 N = 20_000
-DEVICE = DeviceView(
-    name="Test GPU",
-    compute_capability="7.0",
-    sm_count=80,
-    max_warps_per_sm=64,
-    boost_clock_hz=1.5e9,
-    peak_dram_bytes_per_s=900e9,
-    peak_fp32_flops=15e12,
-    latencies_cycles={"shared": 20.0, "l1": 30.0, "l2": 200.0, "dram": 500.0},
-)
 #: per-kernel summary values (nvprof --metrics without --print-gpu-trace): every launch reads them
 SUMMARY = {
     "warp_execution_efficiency": 0.8,
