@@ -31,6 +31,7 @@ import parsers
 from advisor import gates, render, report
 from advisor.criteria import evaluate
 from advisor.criteria.analysis import to_json
+from advisor.criteria.needed import is_needed
 from advisor.errors import AdvisorError, InputError, UnreadableInput, UsageError
 from advisor.output import write_atomic
 from advisor.report import shorten
@@ -185,7 +186,7 @@ def analyse_one(job: Job, settings: Settings) -> Entry:
     from advisor.cli_report import _device  # the command module imports this one
 
     try:
-        profile = parsers.read(job.path)
+        profile = parsers.read(job.path, metrics=is_needed)
         characterization, note = _device(profile, settings.device)
         analysis = evaluate(profile, characterization, settings.speedup_form, device_note=note)
         data = to_json(analysis)

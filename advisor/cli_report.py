@@ -29,6 +29,7 @@ import parsers
 from advisor import batch, cli_batch, compare, gates, progress, render, render_compare, report
 from advisor.criteria import collect, evaluate
 from advisor.criteria.analysis import _clean, to_json
+from advisor.criteria.needed import is_needed
 from advisor.criteria.speedups import AMDAHL, SPEEDUP_FORMS
 from advisor.devices import resolve_device
 from advisor.errors import EXIT_GATE, UnreadableInput, UsageError, one_line
@@ -160,7 +161,12 @@ def report_cmd(
     _check_single(files, jobs, html_path, markdown_path, json_path)
     renders = sum(out is not None for out in (html_path, markdown_path))
     bar = progress.for_inputs(files, len(files) + 1 + renders + (renders > 0), quiet)
-    profile = merge([bar.call(f"parsing {progress.describe(p)}", parsers.read, p) for p in files])
+    profile = merge(
+        [
+            bar.call(f"parsing {progress.describe(p)}", parsers.read, p, metrics=is_needed)
+            for p in files
+        ]
+    )
     characterization, note = _device(profile, device)
     if note:
         click.echo(f"cuda-advisor: note: {one_line(note)}", err=True)
@@ -331,7 +337,7 @@ def compare_cmd(
         if saved:
             data = compare.read_analysis(saved[0], speedup_form)
         else:
-            profile = merge([parsers.read(path) for path in files])
+            profile = merge([parsers.read(path, metrics=is_needed) for path in files])
             characterization, note = _device(profile, device)
             if note:
                 click.echo(f"cuda-advisor: note: {one_line(f'{name}: {note}')}", err=True)

@@ -7,17 +7,22 @@ The format is detected from the file's content (never its name) by the registry 
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+import pandas as pd
+
 from advisor.errors import MalformedInput, NoKernelData, UnrecognisedFormat
 from advisor.profile import Profile
-from parsers import registry
+from parsers import ncu_raw, registry
 from parsers.source import Source, is_binary, is_preamble, longest_line, read_bytes
 
 #: how many leading lines a text sniffer sees (preambles can be long: ==PROF== lines of
 #: child processes, interleaved application output)
 SNIFF_LINES = 500
+#: bytes a binary sniffer sees (the whole file is read only for a text format)
+SNIFF_BYTES = 4096
 #: most fields a text line may have; no profiler writes more (``ncu --page raw`` with every
 #: metric of ``--set full`` has a few thousand columns), and refusing wider lines up front keeps
 #: time and memory bounded for a damaged file (a line of a million separators)
@@ -42,29 +47,37 @@ def known_format_names() -> list[str]:
 
 def detect(path: str | Path) -> str:
     """The registry name of the format of ``path`` (raises UnrecognisedFormat)."""
-    raw = read_bytes(path)
+    head = read_bytes(path, SNIFF_BYTES)
     for fmt in registry.binary_formats():
-        if fmt.sniff(raw[:4096]):
+        if fmt.sniff(head):
             return fmt.name
-    src = Source.from_bytes(str(path), raw)
+    src = Source.from_bytes(str(path), read_bytes(path) if len(head) == SNIFF_BYTES else head)
     for tfmt in registry.text_formats():
         if tfmt.sniff(src.head(SNIFF_LINES)):
             return tfmt.name
-    raise _unrecognised(src, raw)
+    raise _unrecognised(src, head)
 
 
-def read(path: str | Path) -> Profile:
+def read(path: str | Path, metrics: Callable[[str], bool] | None = None) -> Profile:
     """Read one profiler export into a validated :class:`Profile`.
+
+    ``metrics``: keep only the metrics rows whose canonical name it accepts (None: every row);
+    the Nsight Compute raw page then leaves the other columns unread.  Rows are kept whole for
+    a launch, kernel or device that would otherwise lose every metrics row it has.
 
     Raises an :class:`~advisor.errors.InputError` subclass with a one-line message for an
     unreadable, unrecognised or malformed file, and :class:`NoKernelData` for a failed or empty
     run (quoting the profiler's own error line when the file has one).
     """
-    raw = read_bytes(path)
+    selection = ncu_raw.SELECTED.set(metrics)
     try:
-        profile, src = _read(str(path), raw)
+        profile, src = _read(str(path))
     except csv.Error as exc:  # a quoting error the format's reader did not place on a line
         raise MalformedInput(str(path), f"not valid CSV: {exc}") from exc
+    finally:
+        ncu_raw.SELECTED.reset(selection)
+    if metrics is not None:
+        profile.metrics = _selected_metrics(profile.metrics, metrics)
     if src is not None and src.encoding_note:
         note = f"{src.encoding_note}; kernel names may be spelled differently than in the tool"
         profile.provenance = tuple(replace(p, notes=(*p.notes, note)) for p in profile.provenance)
@@ -77,18 +90,37 @@ def read(path: str | Path) -> Profile:
     return profile
 
 
-def _read(path: str, raw: bytes) -> tuple[Profile, Source | None]:
-    """The profile of the first format that recognises ``raw``, and the decoded text if any."""
+def _selected_metrics(frame: pd.DataFrame, keep: Callable[[str], bool]) -> pd.DataFrame:
+    """The rows of ``frame`` whose metric ``keep`` accepts; every row when that would leave a
+    launch, kernel or device without metrics rows (the analysis counts them)."""
+    names = frame["metric"].dropna().unique()
+    wanted = [n for n in names if keep(str(n))]
+    if len(wanted) == len(names):
+        return frame
+    mask = frame["metric"].isin(wanted) | frame["metric"].isna()
+    kept = frame[mask]
+    for column in ("launch_id", "kernel", "device", "device_id"):
+        if kept[column].nunique() != frame[column].nunique():
+            return frame
+    return kept.reset_index(drop=True)
+
+
+def _read(path: str) -> tuple[Profile, Source | None]:
+    """The profile of the first format that recognises the file, and the decoded text if any.
+
+    A binary reader opens the file itself, so only its start is read for the sniffers; a text
+    file's bytes are held by the :class:`Source` alone (a reader may release them)."""
+    start = read_bytes(path, SNIFF_BYTES)
     for fmt in registry.binary_formats():
-        if fmt.sniff(raw[:4096]):
+        if fmt.sniff(start):
             return fmt.read(path), None
-    src = Source.from_bytes(path, raw)
+    src = Source.from_bytes(path, read_bytes(path) if len(start) == SNIFF_BYTES else start)
     _check_width(src)
     head = src.head(SNIFF_LINES)
     for tfmt in registry.text_formats():
         if tfmt.sniff(head):
             return tfmt.read(src), src
-    raise _unrecognised(src, raw)
+    raise _unrecognised(src, start)
 
 
 def _check_width(src: Source) -> None:
@@ -108,9 +140,9 @@ def _check_width(src: Source) -> None:
                 )
 
 
-def _unrecognised(src: Source, raw: bytes) -> Exception:
+def _unrecognised(src: Source, head: bytes) -> Exception:
     known = ", ".join(known_format_names())
-    if is_binary(raw):
+    if is_binary(head):
         return UnrecognisedFormat(
             src.path,
             f"binary file of unknown type (known formats: {known}); an Nsight Systems report "

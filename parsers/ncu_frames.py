@@ -32,6 +32,14 @@ _ID_COLUMNS = {
 }
 
 
+#: raw-page metric columns the launches and devices are built from (read whatever is selected)
+LAUNCH_TOOL_METRICS: tuple[str, ...] = (
+    *(t for _, t in _ID_COLUMNS.values()),
+    "launch__device_id",
+    *(f"launch__{p}_dim_{a}" for p in ("grid", "block") for a in "xyz"),
+)
+
+
 def first_values(
     metrics: pd.DataFrame, key: str, names: Iterable[str], n: int, column: str = "value"
 ) -> dict[str, pd.Series]:
@@ -63,9 +71,7 @@ def launch_rows(ids: pd.DataFrame, metrics: pd.DataFrame) -> pd.DataFrame:
     order 0..n-1) completed from the launch's metrics rows."""
     ids = ids.reset_index(drop=True)
     n = len(ids)
-    tools = [t for _, t in _ID_COLUMNS.values()] + ["launch__device_id"]
-    tools += [f"launch__{p}_dim_{a}" for p in ("grid", "block") for a in "xyz"]
-    by_tool = first_values(metrics, "tool_metric", tools, n)
+    by_tool = first_values(metrics, "tool_metric", LAUNCH_TOOL_METRICS, n)
     by_metric = first_values(metrics, "metric", _FROM_METRICS.values(), n)
     out = pd.DataFrame({"launch_id": np.arange(n, dtype="int64")})
     out["name"] = ids["Kernel Name"].astype(object) if "Kernel Name" in ids else None
@@ -144,7 +150,7 @@ def build_devices(
 
 
 _NAME = "device__attribute_display_name"
-_ATTRIBUTES = (
+_ATTRIBUTES: tuple[str, ...] = (
     "device__attribute_compute_capability_major",
     "device__attribute_compute_capability_minor",
     "device__attribute_clock_rate",
@@ -154,3 +160,6 @@ _ATTRIBUTES = (
     "device__attribute_l2_cache_size",
     "device__attribute_global_memory_bus_width",
 )
+
+#: raw-page metric columns the devices are built from
+DEVICE_TOOL_METRICS: tuple[str, ...] = (_NAME, *_ATTRIBUTES)

@@ -22,11 +22,13 @@ when a cell can only be read with a decimal comma.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 
 import numpy as np
 import pandas as pd
 
+from parsers.ncu_frames import DEVICE_TOOL_METRICS, LAUNCH_TOOL_METRICS
 from parsers.ncu_values import IMPLIED_UNITS, canonical, decimal_comma_style, parse_cells
 
 try:  # optional: without pyarrow every raw page takes the row-by-row path
@@ -35,6 +37,13 @@ try:  # optional: without pyarrow every raw page takes the row-by-row path
     import pyarrow.csv as pacsv  # type: ignore[import-untyped]
 except ImportError:  # pragma: no cover - pyarrow ships with the supported pandas installs
     pa = None
+
+
+#: the metric selection of the read in progress (``parsers.read(path, metrics=...)``): a
+#: predicate over canonical metric names, None for every metric
+SELECTED: ContextVar[Callable[[str], bool] | None] = ContextVar("SELECTED", default=None)
+#: raw-page columns always read: the launch and device facts of :mod:`parsers.ncu_frames`
+ALWAYS_READ = frozenset(LAUNCH_TOOL_METRICS + DEVICE_TOOL_METRICS)
 
 
 class _Fallback(Exception):
@@ -98,7 +107,7 @@ def _convert(
             if not is_metric[i]
         }
     )
-    picked = [i for i, m in enumerate(is_metric) if m]
+    picked = _selected(header, units, is_metric, columns, start)
     rows, width = len(ids_col) - start, len(picked)
     values = np.empty((rows, width), dtype=float)
     keep = np.empty((rows, width), dtype=bool)
@@ -136,6 +145,44 @@ def _convert(
     if "Khz" in implied:
         notes.append("device clock attributes with a blank unit read as kHz (CUDA's unit)")
     return ids, metrics, notes
+
+
+def _selected(
+    header: Sequence[str],
+    units: Sequence[str],
+    is_metric: Sequence[bool],
+    columns: list[pa.Array],
+    start: int,
+) -> list[int]:
+    """The metric columns to convert: those :data:`SELECTED` keeps and :data:`ALWAYS_READ`.
+
+    Every column when nothing is selected, or when leaving the others out would leave a launch
+    without any metric value it has (the analysis tells launches with metric rows of their own
+    from those without)."""
+    every = [i for i, m in enumerate(is_metric) if m]
+    keep = SELECTED.get()
+    if keep is None:
+        return every
+    picked = [
+        i for i in every if header[i] in ALWAYS_READ or keep(canonical(header[i], units[i])[0])
+    ]
+    if len(picked) == len(every):
+        return every
+
+    def valued(indices: Sequence[int]) -> np.ndarray:
+        out = np.zeros(len(columns[0]) - start, dtype=bool)
+        for i in indices:
+            out |= pc.not_equal(pc.utf8_trim_whitespace(columns[i].slice(start)), "").to_numpy(
+                zero_copy_only=False
+            )
+        return out
+
+    has = valued(picked)
+    if not has.all():
+        left = sorted(set(every) - set(picked))
+        if (valued(left) & ~has).any():
+            return every
+    return picked
 
 
 def _fast_numbers(cells: pa.Array, blank: np.ndarray) -> np.ndarray | None:

@@ -1,0 +1,101 @@
+"""The canonical metric names the report reads, so readers can leave the others out.
+
+``cuda-advisor report`` reads only a few dozen of the hundreds of metrics an Nsight Compute
+``--page raw`` export holds; :func:`needed_metrics` is the set it asks :func:`parsers.read` for:
+every name a criterion recipe needs or reads when present (:class:`~advisor.criteria.inputs.Recipe`
+``needs``/``optional``, the speedup and bound recipes of :mod:`advisor.criteria.speedups`), the
+roofline's FLOP and DRAM counts (:mod:`advisor.report_roofline`), the BSP counts of the predictions
+(:mod:`advisor.models.bsp_profile`) and the launch and device facts the readers derive from
+metrics.  The ncu stall families of DEVICESYNC are matched by pattern, so :func:`is_needed` also
+keeps every name of :data:`advisor.criteria.devicesync.STALL_FAMILIES`.  ``inspect`` and the
+other commands read everything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import cache
+from types import ModuleType
+
+from advisor.criteria import (
+    devicesync,
+    divergence,
+    granularity,
+    hostsync,
+    loadbalance,
+    shmem,
+    speedups,
+    throughput,
+)
+from advisor.criteria.inputs import Recipe
+from advisor.models import bsp_profile
+from advisor.report_roofline import PRECISIONS
+
+#: names read outside the recipes: launch and device facts the readers build from metrics
+#: (parsers.ncu_frames), the BSP counts (advisor.models.bsp_profile), the roofline's DRAM bytes
+#: (advisor.report_roofline) and the timing model's rows (advisor.models.timing)
+OTHER_NAMES: tuple[str, ...] = (
+    "gpu_time_duration",
+    "registers_per_thread",
+    "static_shared_bytes_per_block",
+    "dynamic_shared_bytes_per_block",
+    "sm_count",
+    "grid_size",
+    "block_size",
+    "inst_executed_global_loads",
+    "inst_executed_global_stores",
+    "inst_executed_shared_loads",
+    "inst_executed_shared_stores",
+    "thread_inst_executed",
+    "inst_executed",
+    "inst_compute_ld_st",
+    "dram_bytes",
+    "dram_read_bytes",
+    "dram_write_bytes",
+    "dram_read_transactions",
+    "dram_write_transactions",
+    "input_row",
+)
+
+
+def _recipes_of(module: ModuleType) -> Iterable[Recipe]:
+    """The recipes a module holds at its top level (alone or in tuples/lists)."""
+    for value in vars(module).values():
+        if isinstance(value, Recipe):
+            yield value
+        elif isinstance(value, tuple | list):
+            yield from (r for r in value if isinstance(r, Recipe))
+
+
+def all_recipes() -> list[Recipe]:
+    """Every recipe of the criteria, the speedups and the bound."""
+    modules = (devicesync, divergence, granularity, hostsync, loadbalance, shmem, throughput)
+    found = [r for m in modules for r in _recipes_of(m)]
+    found += speedups.dram_fraction_recipes()
+    found += speedups.compute_fraction_recipes()
+    found += speedups.memory_fraction_recipes()
+    for level in speedups.LEVEL_TRANSACTIONS:
+        found += speedups.level_recipes(level)
+    return found
+
+
+@cache
+def needed_metrics() -> frozenset[str]:
+    """The canonical metric names the report reads (see the module docstring)."""
+    names: set[str] = set(OTHER_NAMES)
+    for recipe in all_recipes():
+        names.update(recipe.needs)
+        names.update(recipe.optional)
+    names.update(bsp_profile.GLD_THREAD_METRICS + bsp_profile.GST_THREAD_METRICS)
+    names.update(bsp_profile.L1_RATE_METRICS + bsp_profile.L2_RATE_METRICS)
+    for p in PRECISIONS:
+        names.add(f"flop_count_{p}")
+        names.update(f"flop_count_{p}_{op}" for op in ("add", "mul", "fma"))
+    return frozenset(names)
+
+
+def is_needed(name: str) -> bool:
+    """True for a canonical metric name the report reads (a set lookup or a stall pattern)."""
+    if name in needed_metrics():
+        return True
+    return any(p.match(name) for p in devicesync.STALL_FAMILIES.values())
