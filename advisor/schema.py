@@ -238,12 +238,11 @@ def _float_to_int(values: np.ndarray) -> pd.Series:
     """Whole float64 values (NaN missing) as Int64; fractions and values out of the 64-bit range
     raise ValueError as in :func:`_coerce`."""
     missing = np.isnan(values)
-    known = values[~missing]
-    finite = known[np.isfinite(known)]
-    if (np.floor(finite) != finite).any():
-        raise ValueError("non-integer values")
-    if (np.abs(known) >= 2.0**63).any():
-        raise ValueError("values out of the 64-bit integer range")
+    with np.errstate(invalid="ignore"):
+        if not ((np.floor(values) == values) | missing).all():  # inf passes: out of range
+            raise ValueError("non-integer values")
+        if (np.abs(values) >= 2.0**63).any():  # NaN compares False
+            raise ValueError("values out of the 64-bit integer range")
     whole = np.where(missing, 0.0, values).astype(np.int64)
     return pd.Series(pd.arrays.IntegerArray(whole, missing))
 

@@ -4,7 +4,8 @@ A gpu-trace export of a long run (nvprof ``--csv --print-gpu-trace``, FORMATS.md
 ``cuda_gpu_trace``, §3.2) is a few header lines and then hundreds of thousands of rows of one
 table to the end of the file.  The readers find the header (and nvprof's units row) with their
 line scanners on the first lines only, then hand the rest of the bytes to :func:`read_rows`,
-which reads only the columns they use, numbers typed as float64 (placeholder tokens missing).
+which reads only the columns they use, numbers typed as float64 (placeholder tokens missing),
+texts as categoricals (each distinct text once).
 
 :func:`read_rows` answers None whenever the rows are not plainly that one table, and the reader
 then scans the file line by line as before, so every error message, line number and note is the
@@ -15,12 +16,14 @@ expected (or ``nan``/``inf``), a quoted field spanning lines, bytes that are not
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.csv as pacsv  # type: ignore[import-untyped]
 
-from parsers.units import MISSING_TOKENS
+from parsers.units import MISSING_TOKENS, fits_int_array
 
 #: below this many bytes of rows the line scanner is as fast and the fast path is not tried
 MIN_BYTES = 1 << 20
@@ -50,8 +53,9 @@ def read_rows(
 ) -> pd.DataFrame | None:
     """The rows of ``raw`` from byte ``start`` to ``end`` (the end of the file) as a frame with
     integer column labels: columns ``numbers`` as float64 (placeholders NaN), ``texts`` as
-    strings exactly as written (quotes removed).  Every row must have ``width`` fields;
-    trailing newlines are ignored.  None when anything is unusual (see the module docstring)."""
+    categoricals of the strings exactly as written (quotes removed).  Every row must have
+    ``width`` fields; trailing newlines are ignored.  None when anything is unusual (see the
+    module docstring)."""
     end = len(raw) if end is None else end
     while end > start and raw[end - 1] == ord("\n"):
         end -= 1
@@ -59,7 +63,8 @@ def read_rows(
         return None
     n = raw.count(b"\n", start, end) + 1  # one row per line, else a quoted field spans lines
     used = sorted({*numbers, *texts})
-    types = {str(j): pa.float64() for j in numbers} | {str(j): pa.string() for j in texts}
+    words = pa.dictionary(pa.int32(), pa.string())  # a trace repeats a few dozen names
+    types = {str(j): pa.float64() for j in numbers} | {str(j): words for j in texts}
     floats = {j: np.empty(n) for j in numbers}
     nulls = dict.fromkeys(numbers, 0)
     strings: dict[int, list[pa.Array]] = {j: [] for j in texts}
@@ -99,11 +104,39 @@ def read_rows(
         if j in floats:
             columns[j] = floats[j]
         else:
-            chunks = pa.chunked_array(strings[j], type=pa.string()).combine_chunks()
-            columns[j] = pd.Series(pd.arrays.ArrowStringArray(chunks), copy=False)
+            columns[j] = _categorical(strings.pop(j))
     frame = pd.DataFrame(columns, copy=False)
     frame.columns = list(columns)
     return frame
+
+
+def _categorical(chunks: list[pa.Array]) -> pd.Series:
+    """Dictionary-encoded text blocks as one categorical column: the distinct texts once, a
+    code per row (no string per row is materialised)."""
+    column = pa.chunked_array(chunks, type=pa.dictionary(pa.int32(), pa.string()))
+    column = column.unify_dictionaries()
+    if column.num_chunks:
+        words = column.chunk(0).dictionary.to_pylist()
+        codes = np.concatenate([c.indices.to_numpy() for c in column.chunks])
+    else:
+        words, codes = [], np.empty(0, np.int32)
+    categories = pd.Index(words, dtype=object)
+    return pd.Series(pd.Categorical.from_codes(codes, categories=categories), copy=False)
+
+
+def recode(cells: pd.Series, texts: Callable[[pd.Series], pd.Series]) -> pd.Series:
+    """A categorical column with ``texts`` applied to its distinct texts (given and returned as
+    a ``string`` Series; NA: missing), each distinct text looked at once; still categorical."""
+    words = texts(pd.Series(cells.cat.categories, dtype="string"))
+    codes, uniques = pd.factorize(words, use_na_sentinel=True)
+    recoded = np.append(codes, -1)[cells.cat.codes.to_numpy()]  # code -1 (missing) stays -1
+    category = pd.Categorical.from_codes(recoded, categories=pd.Index(uniques, dtype=object))
+    return pd.Series(category, index=cells.index, copy=False)
+
+
+def whole_numbers(values: np.ndarray) -> bool:
+    """Every value of a float column a whole number an ``Int64`` column holds, or NaN."""
+    return bool((np.isnan(values) | fits_int_array(values)).all())
 
 
 def _plain_numbers(floats: dict[int, np.ndarray], nulls: dict[int, int]) -> bool:

@@ -69,7 +69,10 @@ def gpu_activity_frames(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]
     to ``correlation_id`` when that column is empty.  Names are looked at once per distinct name
     (a trace repeats a few dozen over millions of rows).
     """
-    codes, uniques = pd.factorize(rows["name"].astype("string"), use_na_sentinel=True)
+    if isinstance(rows["name"].dtype, pd.CategoricalDtype):  # the distinct names are at hand
+        codes, uniques = rows["name"].cat.codes.to_numpy(), rows["name"].cat.categories
+    else:
+        codes, uniques = pd.factorize(rows["name"].astype("string"), use_na_sentinel=True)
     texts = [str(u) for u in uniques]
 
     def per_row(values: list[object]) -> np.ndarray:
@@ -80,7 +83,8 @@ def gpu_activity_frames(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]
     kinds = per_row([transfer_kind(t) for t in texts])
     is_transfer = pd.notna(kinds)
     is_kernel = ~is_transfer & (codes >= 0)
-    kernels = rows.loc[is_kernel, [c for c in _LAUNCH_COLS if c in rows.columns]]
+    # the names are built from the distinct names below: not copied row by row here
+    kernels = rows.loc[is_kernel, [c for c in _LAUNCH_COLS if c in rows.columns and c != "name"]]
     if len(kernels):
         split = [split_correlation(t) for t in texts]
         kernels["name"] = strings_by_code(codes[is_kernel], [n for n, _ in split], kernels.index)
@@ -92,6 +96,8 @@ def gpu_activity_frames(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]
             )
         else:
             kernels["correlation_id"] = suffix_ids
+    else:
+        kernels["name"] = rows["name"].iloc[:0]
     launches = kernels[[c for c in _LAUNCH_COLS if c in kernels.columns]].reset_index(drop=True)
     launches["launch_id"] = range(len(launches))
     transfers = rows.loc[is_transfer, [c for c in _TRANSFER_COLS if c in rows.columns]]

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from parsers import arrow_csv
 from parsers.source import Source
 from parsers.units import MISSING_TOKENS, TIME_NS, fits_int_array, scale_nsys_header
 
@@ -101,8 +102,13 @@ class Columns:
         return self._empty()
 
     def text(self, key: str) -> pd.Series:
-        """Cells as strings, blanks and placeholder tokens as missing."""
-        cells = self.raw(key).astype("string")
+        """Cells as strings, blanks and placeholder tokens as missing (categorical, each distinct
+        text looked at once, when pyarrow read the column)."""
+        if isinstance(self.raw(key).dtype, pd.CategoricalDtype):
+            return arrow_csv.recode(self.raw(key), self._text)
+        return self._text(self.raw(key).astype("string"))
+
+    def _text(self, cells: pd.Series) -> pd.Series:
         if self.table.text:
             cells = cells.str.strip()
         return cells.mask(cells.str.strip().isin(MISSING_TOKENS))
@@ -138,17 +144,19 @@ class Columns:
 
     def integer(self, key: str) -> pd.Series:
         values = self.number(key)
-        known = values.dropna()
-        bad = ~fits_int_array(known)
+        floats = values.to_numpy()
+        missing = np.isnan(floats)
+        bad = missing[:0]  # pyarrow's rows: nsys_csv.py checked them
+        if self.table.data is None:
+            bad = ~(missing | fits_int_array(floats))
         if bad.any():
-            row = int(known.index[bad][0])
+            row = int(values.index[bad][0])
             raise self.src.malformed(
                 self.table.row_index[row],
                 f"{self.report}: column {self._header(key)!r}: expected a whole number, "
                 f"found {self.cells.iat[row, self.index[key]]!r}",
             )
-        missing = values.isna().to_numpy()
-        whole = np.where(missing, 0.0, values.to_numpy()).astype(np.int64)
+        whole = np.where(missing, 0.0, floats).astype(np.int64)
         return pd.Series(pd.arrays.IntegerArray(whole, missing), index=values.index)
 
     def time_factor(self, key: str) -> float:

@@ -39,7 +39,6 @@ from parsers import nsys_reports as rep
 from parsers.nsys_columns import KNOWN_KEYS, Table, header_key
 from parsers.registry import TextFormat, register
 from parsers.source import Source, csv_fields
-from parsers.units import fits_int_array
 
 FORMAT = "nsys-csv"
 #: how many leading lines the fast path scans for the trace header
@@ -173,9 +172,10 @@ def _fast_scan(src: Source) -> _Scan | None:
         return None
     for key in _TRACE_INTEGERS:  # a fraction: the scanner's rows give the message
         col = index.get(key)
-        if col is not None and not fits_int_array(data[col].dropna()).all():
+        if col is not None and not arrow_csv.whole_numbers(data[col].to_numpy()):
             return None
     table.rows, table.row_index, table.data = [], [], data
+    src.release()  # the rows are read: the bytes are not kept while the frames are built
     return scan
 
 

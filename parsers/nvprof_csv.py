@@ -54,7 +54,6 @@ from parsers import nvprof_csv_tables as tables
 from parsers.nvprof_csv_tables import _LINE, HEADERLESS_LAYOUT, Block
 from parsers.registry import TextFormat, register
 from parsers.source import Source, csv_fields, is_preamble
-from parsers.units import fits_int_array
 
 FORMAT = "nvprof-csv"
 #: how many leading lines the fast path looks at for the trace header
@@ -279,7 +278,7 @@ def _fast_scan(src: Source) -> _Scanner | None:
             return None
     for name in _TRACE_INTEGERS:  # a fraction: the scanner's rows give the message
         j = cols[name]
-        if j is not None and not fits_int_array(data[j].dropna()).all():
+        if j is not None and not arrow_csv.whole_numbers(data[j].to_numpy()):
             return None
     data[_LINE] = arrow_csv.line_numbers(first, len(data))
     block.rows, block.lines, block.data = [], [], data
@@ -291,6 +290,7 @@ def _fast_scan(src: Source) -> _Scanner | None:
         scanner._row(last[1], text)
         if block.rows:  # the last line is a whole row: the failure was elsewhere
             return None
+    src.release()  # the rows are read: the bytes are not kept while the frames are built
     return scanner
 
 

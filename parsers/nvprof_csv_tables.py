@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from advisor import schema
+from parsers import arrow_csv
 from parsers.frames import device_columns, gpu_activity_frames
 from parsers.names import split_device, transfer_kind
 from parsers.source import Source
@@ -85,11 +86,18 @@ def note(notes: list[str], text: str) -> None:
 
 
 def text_column(block: Block, frame: pd.DataFrame, name: str) -> pd.Series:
-    """Stripped strings of column ``name``; empty cells (or no such column) -> NA."""
+    """Stripped strings of column ``name``; empty cells (or no such column) -> NA.  A column
+    read by pyarrow stays categorical (each distinct text stripped once)."""
     j = block.col(name)
     if j is None:
         return pd.Series(pd.NA, index=frame.index, dtype="string")
-    text = frame[j].astype("string").str.strip()
+    if isinstance(frame[j].dtype, pd.CategoricalDtype):  # read by pyarrow: stays categorical
+        return arrow_csv.recode(frame[j], _stripped)
+    return _stripped(frame[j].astype("string"))
+
+
+def _stripped(text: pd.Series) -> pd.Series:
+    text = text.str.strip()
     return text.mask(text == "")
 
 
@@ -120,6 +128,8 @@ def integer_column(src: Source, block: Block, frame: pd.DataFrame, name: str) ->
     """Column ``name`` of whole numbers (grid, registers, ids, counts) as floats; a fraction or a
     number too large for a count is MalformedInput on its line."""
     values = number_column(src, block, frame, name)
+    if block.data is not None:  # read by pyarrow: the fast path checked them (nvprof_csv.py)
+        return values
     bad = values.notna() & ~fits_int_array(values)
     if bad.any():
         pos = int(np.flatnonzero(bad.to_numpy())[0])
@@ -296,6 +306,10 @@ def gpu_trace_rows(src: Source, blocks: list[Block], notes: list[str]) -> pd.Dat
     frame = pd.concat([b.frame() for b in blocks], ignore_index=True)
     names = text_column(block, frame, "Name")
     is_um_row = names.str.startswith("[Unified Memory ").fillna(False).astype(bool)
+    if is_um_row.any():  # rows are renamed and blanked below: as strings, not categories
+        names = names.astype("string")
+        texts = [c for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)]
+        frame = frame.astype(dict.fromkeys(texts, "string"))
     um_copy = names[is_um_row].str.extract(_UM_COPY, expand=False).reindex(names.index)
     skip = (is_um_row & um_copy.isna()).to_numpy()
     if skip.any():

@@ -62,12 +62,24 @@ class Source:
         #: the file's bytes when they are UTF-8 without a BOM (the text is their decoding)
         self.raw = raw
         self._lines = lines
+        self._released = False
 
     @property
     def lines(self) -> list[str]:
         if self._lines is None:
-            self._lines = _split(self.raw.decode("utf-8") if self.raw is not None else "")
+            raw = self.raw
+            if raw is None and self._released:  # asked again after release(): read once more
+                raw = read_bytes(self.path)
+            self._lines = _split(raw.decode("utf-8") if raw is not None else "")
         return self._lines
+
+    def release(self) -> None:
+        """Drop the bytes once a reader has taken what it needs from them (a big table read by
+        :mod:`parsers.arrow_csv`), so they are not alive while the frames are built; the lines,
+        should anything still ask for them, are read from the file again."""
+        if self.raw is not None and self._lines is None:
+            self.raw = None
+            self._released = True
 
     @classmethod
     def from_path(cls, path: str | Path) -> Source:
@@ -152,8 +164,9 @@ def utf16_codec(raw: bytes) -> str | None:
     return None
 
 
-def read_bytes(path: str | Path) -> bytes:
-    """The bytes of the regular file ``path``, or an UnreadableInput naming it.
+def read_bytes(path: str | Path, limit: int | None = None) -> bytes:
+    """The bytes of the regular file ``path`` (its first ``limit`` bytes when given), or an
+    UnreadableInput naming it.
 
     The file is opened non-blocking and checked with ``fstat`` before it is read, so a FIFO (or
     a socket or a device) is refused at once instead of waiting for a writer.
@@ -171,7 +184,7 @@ def read_bytes(path: str | Path) -> bytes:
     with os.fdopen(fd, "rb") as handle:
         _require_regular(path, os.fstat(fd).st_mode)  # replaced since the first look
         try:
-            return handle.read()
+            return handle.read() if limit is None else handle.read(limit)
         except OSError as exc:
             raise UnreadableInput(str(path), f"cannot read: {exc.strerror or exc}") from exc
 

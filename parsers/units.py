@@ -58,7 +58,9 @@ def fits_int_array(values: npt.ArrayLike) -> np.ndarray:
     """:func:`fits_int` of every element of a float array, vectorised (NaN -> False)."""
     arr = np.asarray(values, dtype=np.float64)
     with np.errstate(invalid="ignore"):
-        return np.isfinite(arr) & (np.floor(arr) == arr) & (np.abs(arr) < INT_LIMIT)
+        fits = np.abs(arr) < INT_LIMIT  # False for NaN and inf
+        fits &= np.floor(arr) == arr
+        return fits
 
 
 def is_missing(cell: object) -> bool:
