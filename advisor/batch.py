@@ -195,9 +195,8 @@ def analyse_one(job: Job, settings: Settings) -> Entry:
             text = json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n"
             _write(folders["json"], job, "json", text)
         if "html" in folders or "markdown" in folders:
-            # as report_cmd: the predictions use the resolved device (no --app/--kernels here)
-            device = None if characterization is None else characterization.device
-            built = report.build(analysis, profile, model_inputs=ModelInputs(device=device))
+            # as report_cmd (no --app/--kernels with --per-file)
+            built = report.build(analysis, profile, model_inputs=ModelInputs().on(characterization))
             if "html" in folders:
                 _write(folders["html"], job, "html", render.html(built))
             if "markdown" in folders:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import replace
 from typing import Any
 
 import click
@@ -185,10 +184,12 @@ def report_cmd(
         write_atomic(json_path, text, inputs=files)
         _say(quiet, f"wrote {json_path}: {len(data['kernels'])} kernels, {hints} hints")
     if html_path is not None or markdown_path is not None:
-        if characterization is not None:
-            models = replace(models, device=characterization.device)
         built = bar.call(
-            "building the report", report.build, analysis, profile, model_inputs=models
+            "building the report",
+            report.build,
+            analysis,
+            profile,
+            model_inputs=models.on(characterization),
         )
         if html_path is not None:
             html = bar.call(f"rendering {html_path}", render.html, built)

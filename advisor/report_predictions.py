@@ -107,6 +107,13 @@ class ModelInputs:
     app_size: float | None = None
     kernel_description: KernelDescription | None = None
 
+    def on(self, characterization: Any) -> ModelInputs:
+        """These inputs on the analysis' resolved device (an ``advisor.devices``
+        characterization; None when the device was not identified: no device)."""
+        if characterization is None:
+            return self
+        return replace(self, device=characterization.device)
+
 
 @dataclass(frozen=True)
 class Predictions:
