@@ -50,6 +50,7 @@ from advisor import schema
 from advisor.profile import Profile, Provenance
 from parsers import arrow_csv
 from parsers import nvprof_csv_metrics as metrics
+from parsers import nvprof_csv_summaries as summaries
 from parsers import nvprof_csv_tables as tables
 from parsers.nvprof_csv_tables import _LINE, HEADERLESS_LAYOUT, Block
 from parsers.registry import TextFormat, register
@@ -315,15 +316,15 @@ def read_nvprof_csv(src: Source) -> Profile:
         if block.kind not in modes:
             modes.append(block.kind)
         if block.kind == "summary":
-            for table, frame in tables.summary_frames(src, block, notes).items():
+            for table, frame in summaries.summary_frames(src, block, notes).items():
                 out[table].append(frame)
         elif block.kind == "unified-memory":
-            out["transfer_summary"].append(tables.unified_memory_frame(src, block, notes))
+            out["transfer_summary"].append(summaries.unified_memory_frame(src, block, notes))
             um_devices += tables.block_devices(block)
         elif block.kind == "gpu-trace":
             traces.setdefault((tuple(block.header), block.headerless), []).append(block)
         elif block.kind == "api-trace":
-            out["api_calls"].append(tables.api_trace_frame(src, block, notes))
+            out["api_calls"].append(summaries.api_trace_frame(src, block, notes))
         elif block.kind in ("metrics", "events"):
             out["metrics"].append(metrics.summary_metrics_frame(src, block))
         else:

@@ -1,4 +1,5 @@
-"""Summary and trace tables of nvprof ``--csv`` output -> normalised frames.
+"""The trace tables of nvprof ``--csv`` output -> normalised frames, and the column helpers the
+summary tables (:mod:`parsers.nvprof_csv_summaries`) share.
 
 Each builder takes one :class:`Block` (a header, its units row if any, and the data rows found by
 :mod:`parsers.nvprof_csv`) and converts units per column with the units row (FORMATS.md §1.2,
@@ -19,15 +20,12 @@ import pandas as pd
 from advisor import schema
 from parsers import arrow_csv
 from parsers.frames import device_columns, gpu_activity_frames
-from parsers.names import split_device, transfer_kind
+from parsers.names import split_device
 from parsers.source import Source
 from parsers.units import (
     MISSING_TOKENS,
-    fits_int,
     fits_int_array,
     is_missing,
-    nvprof_cell,
-    parse_number,
     scale_nvprof,
 )
 
@@ -40,7 +38,6 @@ HEADERLESS_LAYOUT = (
 )  # fmt: skip
 
 _UM_COPY = re.compile(r"^\[Unified Memory Memcpy ([A-Za-z]+)\]$")
-_UM_KINDS = frozenset({"UM-HtoD", "UM-DtoH", "UM-DtoD", "UM-PtoP", "UM-HtoH"})
 _LINE = "_line"
 
 
@@ -201,98 +198,6 @@ def _size(
     return (values * np.where(np.isnan(factors), 1.0, factors)).mask(unknown)
 
 
-def summary_frames(src: Source, block: Block, notes: list[str]) -> dict[str, pd.DataFrame]:
-    """Default summary (FORMATS.md §1.2): GPU activities -> kernel_summary / transfer_summary,
-    API calls -> api_summary.  Without a Type column (old toolkits) the rows are GPU
-    activities unless they follow an ``API calls:`` line."""
-    frame = block.frame()
-    names = text_column(block, frame, "Name")
-    kinds = names.map(lambda n: transfer_kind(n) if isinstance(n, str) else None)
-    times = {
-        col: number_column(src, block, frame, name, time_factor(src, block, name, notes))
-        for col, name in (("total_ns", "Time"), ("avg_ns", "Avg"), ("min_ns", "Min"),
-                          ("max_ns", "Max"))
-    }  # fmt: skip
-    frac = unit_factor(src, block, "Time(%)", "frac") or 0.01
-    common = pd.DataFrame(
-        {
-            "calls": integer_column(src, block, frame, "Calls"),
-            **times,
-            "time_frac": number_column(src, block, frame, "Time(%)", frac),
-        }
-    )
-    if block.col("Type") is not None:
-        kind = text_column(block, frame, "Type")
-        is_api = (kind == "API calls").fillna(False)
-        is_gpu = (kind == "GPU activities").fillna(False)
-    else:
-        is_api = pd.Series(block.api_section, index=frame.index)
-        is_gpu = ~is_api
-    if block.col("Type") is not None:
-        other = kind[~(is_api | is_gpu)].dropna()
-        for group, n in other.value_counts(sort=False).items():
-            note(notes, f"{n} summary rows of the group {group!r} not imported (no table)")
-    is_copy = is_gpu & kinds.notna()
-    is_kernel = is_gpu & kinds.isna() & names.notna()
-    kernels = common[is_kernel].assign(name=names[is_kernel])
-    copies = common[is_copy].drop(columns="time_frac").assign(kind=kinds[is_copy])
-    api = common[is_api].assign(name=names[is_api])
-    return {"kernel_summary": kernels, "transfer_summary": copies, "api_summary": api}
-
-
-def unified_memory_frame(src: Source, block: Block, notes: list[str]) -> pd.DataFrame:
-    """The ``Unified Memory profiling result`` table: one row per direction, units glued to
-    the values (``38.890625KB``) -> transfer_summary rows of kind ``UM-HtoD``...; other rows
-    (``Gpu page fault groups``) are not transfers and are skipped with a note."""
-    desc_col = block.header.index("") if "" in block.header else len(block.header) - 1
-    records: list[dict[str, object]] = []
-    for fields, line in zip(block.rows, block.lines, strict=True):
-        what = fields[desc_col].strip()
-        kind = transfer_kind(f"[CUDA Unified Memory memcpy {what}]")
-        if kind not in _UM_KINDS:
-            note(notes, f"unified memory row {what!r} is not a transfer: skipped")
-            continue
-        device = split_device(_get(block, fields, "Device"))[0]
-        rec: dict[str, object] = {"kind": kind, "device": device}
-        count = _get(block, fields, "Count")
-        calls = parse_number(count)
-        if not (math.isnan(calls) or fits_int(calls)):
-            raise src.malformed(line, f"column 'Count': expected a whole number, got {count!r}")
-        rec["calls"] = calls
-        for col, name in (("avg_bytes", "Avg Size"), ("min_bytes", "Min Size"),
-                          ("max_bytes", "Max Size"), ("total_bytes", "Total Size")):  # fmt: skip
-            rec[col] = _glued(src, line, _get(block, fields, name), name, "byte")
-        total = _get(block, fields, "Total Time")
-        value, unit = _glued_any(src, line, total, "Total Time")
-        if unit == "" and value != 0 and not math.isnan(value):
-            note(notes, "unified memory Total Time printed without a unit: left missing")
-            value = math.nan
-        elif unit not in ("", "ns"):
-            raise src.malformed(line, f"column 'Total Time': expected a time, got {total!r}")
-        rec["total_ns"] = value
-        records.append(rec)
-    return pd.DataFrame.from_records(records) if records else schema.empty("transfer_summary")
-
-
-def _get(block: Block, fields: list[str], name: str) -> str:
-    j = block.col(name)
-    return fields[j] if j is not None else ""
-
-
-def _glued_any(src: Source, line: int, cell: str, name: str) -> tuple[float, str]:
-    try:
-        return nvprof_cell(cell)
-    except ValueError:
-        raise src.malformed(line, f"column {name!r}: {cell!r} is not a number") from None
-
-
-def _glued(src: Source, line: int, cell: str, name: str, base: str) -> float:
-    value, unit = _glued_any(src, line, cell, name)
-    if unit not in ("", base) or (unit == "" and value != 0 and not math.isnan(value)):
-        raise src.malformed(line, f"column {name!r}: expected a {base} value, got {cell!r}")
-    return value
-
-
 def gpu_trace_rows(src: Source, blocks: list[Block], notes: list[str]) -> pd.DataFrame:
     """``--print-gpu-trace`` rows of blocks with one header (both header generations,
     FORMATS.md §1.3) in normalised units, kernels and copies still mixed (see
@@ -388,21 +293,6 @@ def activity_frames(parts: list[pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFra
     if not merged[_LINE].is_monotonic_increasing:
         merged = merged.sort_values(_LINE, kind="stable")
     return gpu_activity_frames(merged.drop(columns=_LINE).reset_index(drop=True))
-
-
-def api_trace_frame(src: Source, block: Block, notes: list[str]) -> pd.DataFrame:
-    """``--print-api-trace`` (FORMATS.md §1.4) -> api_calls."""
-    frame = block.frame()
-    start = time_factor(src, block, "Start", notes)
-    duration = time_factor(src, block, "Duration", notes)
-    return pd.DataFrame(
-        {
-            "name": text_column(block, frame, "Name"),
-            "start_ns": number_column(src, block, frame, "Start", start),
-            "duration_ns": number_column(src, block, frame, "Duration", duration),
-            "correlation_id": integer_column(src, block, frame, "Correlation_ID"),
-        }
-    )
 
 
 def concat(frames: list[pd.DataFrame], table: str) -> pd.DataFrame:
