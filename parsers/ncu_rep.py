@@ -39,7 +39,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from advisor.errors import InputError, MalformedInput, MissingDependency, UnreadableInput
+from advisor.errors import InputError, MalformedInput, MissingDependency, UnreadableInput, one_line
 from advisor.profile import Profile, Provenance
 from parsers.ncu_rep_file import MAGIC, ReportLayout, scan
 from parsers.ncu_rep_frames import RawAction, RawMetric, RawRule, build_frames
@@ -88,7 +88,7 @@ def read_ncu_rep(path: str) -> Profile:
     except OSError as exc:  # its native library missing (the file itself was read above)
         raise MissingDependency(
             path, f"ncu-report {_module_version(module)} cannot load its library "
-            f"({_one_line(str(exc))}): pip install --force-reinstall ncu-report — or export "
+            f"({one_line(str(exc))}): pip install --force-reinstall ncu-report — or export "
             f"CSV: {CSV_EXPORT}",
         ) from exc  # fmt: skip
     try:
@@ -96,10 +96,10 @@ def read_ncu_rep(path: str) -> Profile:
     except Exception as exc:  # the module's own errors on a file it cannot read
         raise UnreadableReport(
             path, f"ncu-report {_module_version(module)} failed reading the report "
-            f"({type(exc).__name__}: {_one_line(str(exc))}; {_written_by(layout)}){_advice()}",
+            f"({type(exc).__name__}: {one_line(str(exc))}; {_written_by(layout)}){_advice()}",
         ) from exc  # fmt: skip
     if not actions:
-        said = f"; it logged: {_one_line(logged[0])}" if logged else ""
+        said = f"; it logged: {one_line(logged[0])}" if logged else ""
         raise UnreadableReport(
             path, f"ncu-report {_module_version(module)} could not read any of the "
             f"{layout.results} results in this report (damaged, or newer than the module{said}; "
@@ -155,10 +155,6 @@ def _advice() -> str:
         ": a report needs an ncu-report at least as new as the Nsight Compute that wrote it "
         f"(pip install -U ncu-report) — or export CSV with that Nsight Compute: {CSV_EXPORT}"
     )
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 @contextmanager

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from advisor.errors import MalformedInput, UnreadableInput, UnrecognisedFormat
+from advisor.errors import MalformedInput, UnreadableInput, UnrecognisedFormat, one_line
 from advisor.profile import Profile
 from parsers.registry import BinaryFormat, register
 from parsers.source import SQLITE_MAGIC
@@ -325,7 +325,7 @@ def _q(name: str) -> str:
 
 
 def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
+    return one_line(str(exc)) or type(exc).__name__
 
 
 register(

@@ -14,9 +14,7 @@ import types
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from advisor.cli import main
 from advisor.errors import UsageError
 from advisor.models.access import (
     bank_conflicts,
@@ -29,11 +27,7 @@ from advisor.models.access_pattern import (
     parse_active,
     parse_index_expression,
 )
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, list(args))
-    return result.exit_code, result.stdout, result.stderr
+from tests.cli_helpers import run
 
 
 def cc13(stride: int = 1, word: int = 4, offset: int = 0, **kw: Any) -> Any:

@@ -8,10 +8,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from advisor import batch, progress
-from advisor.cli import main
+from tests.cli_helpers import run
 from tests.test_progress import ERASE, FakeTerminal, line
 
 #: the synthetic samples copied into the batch folder, by relative path
@@ -21,11 +20,6 @@ PROFILES = {
     "ncu/deep/nsys trace.csv": "synthetic_nsys_cuda_gpu_trace.csv",
 }
 JUNK_REASON = "unrecognised content (known formats: "
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def make_runs(folder: Path, samples: Path) -> Path:

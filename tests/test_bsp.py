@@ -12,9 +12,7 @@ from types import ModuleType
 
 import pandas as pd
 import pytest
-from click.testing import CliRunner
 
-from advisor.cli import main
 from advisor.devices import find_device
 from advisor.errors import MalformedInput, NoKernelData, UsageError
 from advisor.models.bsp import (
@@ -31,24 +29,11 @@ from advisor.models.bsp import (
 from advisor.models.bsp_app import ExpressionError, app_from_mapping, parse_expression, read_app
 from advisor.models.bsp_profile import counts_from_profile, pick_kernel
 from advisor.profile import Profile, Provenance
+from tests.cli_helpers import assert_one_line_error, run
 
 REPO = Path(__file__).resolve().parents[1]
 APPS = REPO / "sample_profiles" / "apps"
 GM_UN = str(APPS / "matMul-Gm-Un-SP.json")
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, list(args))
-    return result.exit_code, result.stdout, result.stderr
-
-
-def assert_one_line_error(stderr: str, *needles: str) -> None:
-    lines = [ln for ln in stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1, stderr
-    assert lines[0].startswith("cuda-advisor: error: ")
-    assert "Traceback" not in stderr
-    for needle in needles:
-        assert needle in lines[0], lines[0]
 
 
 def counts(**kw: float) -> ThreadCounts:

@@ -6,26 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 import parsers
-from advisor.cli import main
 from advisor.errors import UsageError
 from advisor.output import write_atomic
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, list(args))
-    return result.exit_code, result.stdout, result.stderr
-
-
-def assert_one_line_error(stderr: str, *needles: str) -> None:
-    lines = [ln for ln in stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1, stderr
-    assert lines[0].startswith("cuda-advisor: error: ")
-    assert "Traceback" not in stderr
-    for needle in needles:
-        assert needle in lines[0]
+from tests.cli_helpers import assert_one_line_error, run
 
 
 def test_version_and_help() -> None:

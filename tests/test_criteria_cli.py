@@ -6,24 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 import parsers
-from advisor.cli import main
 from advisor.criteria import collect
 from advisor.errors import AdvisorError
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, list(args))
-    return result.exit_code, result.stdout, result.stderr
-
-
-def one_line_error(stderr: str) -> str:
-    lines = [ln for ln in stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1, stderr
-    assert lines[0].startswith("cuda-advisor: error: ")
-    return lines[0]
+from tests.cli_helpers import one_line_error, run
 
 
 def test_report_without_output_asks_for_one(samples: Path) -> None:

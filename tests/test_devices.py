@@ -14,10 +14,8 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from click.testing import CliRunner
 
 import parsers
-from advisor.cli import main
 from advisor.devices import (
     FUNCTION_NAMES,
     LATENCY_LEVELS,
@@ -36,19 +34,7 @@ from advisor.devices import (
 )
 from advisor.errors import AdvisorError, MalformedInput, UnreadableInput, UsageError
 from advisor.profile import Profile, Provenance
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, list(args))
-    return result.exit_code, result.stdout, result.stderr
-
-
-def one_line_error(stderr: str) -> str:
-    lines = [ln for ln in stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1, stderr
-    assert lines[0].startswith("cuda-advisor: error: ") and "Traceback" not in stderr
-    return lines[0]
-
+from tests.cli_helpers import one_line_error, run
 
 # ----------------------------------------------------------------------------- database lookup
 

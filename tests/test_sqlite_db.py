@@ -9,11 +9,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 import parsers
-from advisor.cli import main
 from advisor.errors import MalformedInput, UnrecognisedFormat
+from tests.cli_helpers import one_line_error, run
 
 #: real SQLite reports -> (format, launches); launch counts from count(*) of the kernel tables
 REAL_DATABASES = {
@@ -25,18 +24,6 @@ REAL_DATABASES = {
     "CudaProgramming/streamSimple.sqlite": ("nsys-sqlite", 16),
     "memfusion_artifact/report1.sqlite": ("nsys-sqlite", 36),
 }
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, list(args))
-    return result.exit_code, result.stdout, result.stderr
-
-
-def one_error_line(stderr: str) -> str:
-    lines = [ln for ln in stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1, stderr
-    assert "Traceback" not in stderr
-    return lines[0]
 
 
 def app_database(path: Path) -> Path:
@@ -83,7 +70,7 @@ def test_unrelated_sqlite_database_is_unrecognised(tmp_path: Path) -> None:
     assert "found tables: orders, users" in message
     code, _, err = run("inspect", str(path))
     assert code == 3
-    assert "neither an nvprof database" in one_error_line(err)
+    assert "neither an nvprof database" in one_line_error(err)
 
 
 def test_truncated_database_is_malformed_in_one_line(tmp_path: Path) -> None:
@@ -94,7 +81,7 @@ def test_truncated_database_is_malformed_in_one_line(tmp_path: Path) -> None:
         parsers.read(path)
     code, _, err = run("inspect", str(path))
     assert code == 3
-    line = one_error_line(err)
+    line = one_line_error(err)
     assert str(path) in line and "cannot read the SQLite database" in line
 
 

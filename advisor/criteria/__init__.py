@@ -107,7 +107,8 @@ def evaluate(
     kernels = gather(profile)
     hostsync_result = hostsync.evaluate_hostsync(profile)
     total_ns = sum(k.duration_ns for k in kernels if k.duration_ns is not None)
-    analyses = [_kernel(k, ctx, hostsync_result, total_ns, profile) for k in kernels]
+    rules = _rules_by_kernel(profile)
+    analyses = [_kernel(k, ctx, hostsync_result, total_ns, rules) for k in kernels]
     analyses.sort(key=lambda a: (-(a.duration_ns or 0.0), a.name))
     return Analysis(
         inputs=tuple(_input(p) for p in profile.provenance),
@@ -124,7 +125,7 @@ def _kernel(
     ctx: Context,
     hostsync_result: CriterionResult,
     total_ns: float,
-    profile: Profile,
+    rules: Mapping[str, pd.DataFrame],
 ) -> KernelAnalysis:
     results = [hostsync_result] + [KERNEL_CRITERIA[name](kernel, ctx) for name in CRITERIA[1:]]
     share = kernel.duration_ns / total_ns if kernel.duration_ns is not None and total_ns else None
@@ -145,7 +146,7 @@ def _kernel(
         potential_speedup=overall_speedup(bound, throughputs.memory_frac, throughputs.compute_frac),
         criteria=tuple(results),
         hints=rank(hints),
-        ncu_rules=ncu_rules(profile, kernel.name),
+        ncu_rules=ncu_rules(rules.get(kernel.name)),
     )
 
 
@@ -193,14 +194,24 @@ def _application(
     )
 
 
-def ncu_rules(profile: Profile, kernel: str) -> tuple[Mapping[str, Any], ...]:
-    """NVIDIA's own rule results for ``kernel``, one entry per (section, rule, type, message
-    head), with the number of launches and the largest estimated speedup."""
-    rules = profile.rules[profile.rules["kernel"] == kernel]
+def _rules_by_kernel(profile: Profile) -> dict[str, pd.DataFrame]:
+    """NVIDIA's rule rows of each kernel, grouped once (a profile can hold thousands of
+    kernels)."""
+    rules = profile.rules
     if rules.empty:
+        return {}
+    return {str(name): group for name, group in rules.groupby("kernel", sort=False)}
+
+
+def ncu_rules(rules: pd.DataFrame | None) -> tuple[Mapping[str, Any], ...]:
+    """NVIDIA's own rule results of one kernel (its rows of the rules table), one entry per
+    (section, rule, type, message head), with the number of launches and the largest
+    estimated speedup."""
+    if rules is None or rules.empty:
         return ()
     out: dict[tuple[str, str, str, str], dict[str, Any]] = {}
-    for row in rules.itertuples(index=False):
+    rows: Any = rules.itertuples(index=False)  # named tuples of the rules schema
+    for row in rows:
         text = "" if pd.isna(row.description) else str(row.description)
         key = (_s(row.section), _s(row.rule), _s(row.rule_type), text[:60])
         entry = out.setdefault(
