@@ -36,6 +36,16 @@ ROOFLINE_KERNELS = 20
 #: bytes per DRAM transaction (sector) in nvprof and Nsight Compute
 DRAM_SECTOR_BYTES = 32.0
 PRECISIONS = ("sp", "dp", "hp")
+#: every canonical metric the roofline may read (the module docstring's table)
+METRICS: tuple[str, ...] = (
+    *(f"flop_count_{p}" for p in PRECISIONS),
+    *(f"flop_count_{p}_{op}" for p in PRECISIONS for op in ("add", "mul", "fma")),
+    "dram_bytes",
+    "dram_read_bytes",
+    "dram_write_bytes",
+    "dram_read_transactions",
+    "dram_write_transactions",
+)
 #: the profiler commands that collect the roofline's counts (./APP is the program)
 COLLECT = (
     (

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from functools import cache
 from types import ModuleType
 
+from advisor import report_roofline as roofline
 from advisor.criteria import (
     devicesync,
     divergence,
@@ -29,11 +30,9 @@ from advisor.criteria import (
 )
 from advisor.criteria.inputs import Recipe
 from advisor.models import bsp_profile
-from advisor.report_roofline import PRECISIONS
 
-#: names read outside the recipes: launch and device facts the readers build from metrics
-#: (parsers.ncu_frames), the BSP counts (advisor.models.bsp_profile), the roofline's DRAM bytes
-#: (advisor.report_roofline) and the timing model's rows (advisor.models.timing)
+#: names read outside the recipes and the models: launch and device facts the readers build
+#: from metrics (parsers.ncu_frames) and the timing model's rows (advisor.models.timing)
 OTHER_NAMES: tuple[str, ...] = (
     "gpu_time_duration",
     "registers_per_thread",
@@ -42,18 +41,6 @@ OTHER_NAMES: tuple[str, ...] = (
     "sm_count",
     "grid_size",
     "block_size",
-    "inst_executed_global_loads",
-    "inst_executed_global_stores",
-    "inst_executed_shared_loads",
-    "inst_executed_shared_stores",
-    "thread_inst_executed",
-    "inst_executed",
-    "inst_compute_ld_st",
-    "dram_bytes",
-    "dram_read_bytes",
-    "dram_write_bytes",
-    "dram_read_transactions",
-    "dram_write_transactions",
     "input_row",
 )
 
@@ -86,11 +73,8 @@ def needed_metrics() -> frozenset[str]:
     for recipe in all_recipes():
         names.update(recipe.needs)
         names.update(recipe.optional)
-    names.update(bsp_profile.GLD_THREAD_METRICS + bsp_profile.GST_THREAD_METRICS)
-    names.update(bsp_profile.L1_RATE_METRICS + bsp_profile.L2_RATE_METRICS)
-    for p in PRECISIONS:
-        names.add(f"flop_count_{p}")
-        names.update(f"flop_count_{p}_{op}" for op in ("add", "mul", "fma"))
+    names.update(bsp_profile.METRICS)
+    names.update(roofline.METRICS)
     return frozenset(names)
 
 

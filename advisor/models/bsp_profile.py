@@ -49,6 +49,22 @@ GLD_THREAD_METRICS = tuple(f"gld_inst_{bits}bit" for bits in (8, 16, 32, 64, 128
 GST_THREAD_METRICS = tuple(f"gst_inst_{bits}bit" for bits in (8, 16, 32, 64, 128))
 L1_RATE_METRICS = ("l1_cache_global_hit_rate", "global_hit_rate", "tex_cache_hit_rate")
 L2_RATE_METRICS = ("l2_l1_read_hit_rate", "l2_tex_read_hit_rate", "l2_tex_hit_rate")
+#: every canonical metric :func:`counts_from_profile` may read (the module docstring's table)
+METRICS: tuple[str, ...] = (
+    "grid_size",
+    "block_size",
+    "inst_executed_global_loads",
+    "inst_executed_global_stores",
+    "inst_executed_shared_loads",
+    "inst_executed_shared_stores",
+    "thread_inst_executed",
+    "inst_executed",
+    "inst_compute_ld_st",
+    *GLD_THREAD_METRICS,
+    *GST_THREAD_METRICS,
+    *L1_RATE_METRICS,
+    *L2_RATE_METRICS,
+)
 COLLECT_HINT = (
     "collect them with nvprof --metrics inst_executed_global_loads,inst_executed_global_stores,"
     "inst_executed_shared_loads,inst_executed_shared_stores,thread_inst_executed,"
