@@ -6,6 +6,7 @@ A user never sees a traceback unless ``--debug`` is given.
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import os
@@ -22,9 +23,31 @@ from advisor.errors import one_line as _one_line
 from advisor.inspect import render_text, summarize
 from advisor.profile import Profile, merge
 
+#: the commands that live in their own modules, imported only when a command line names them (a
+#: ``report`` run does not pay for the microbenchmark or prediction modules); ``--help`` lists all
+LAZY_COMMANDS = {
+    "report": "cli_report",
+    "compare": "cli_report",
+    "metrics": "cli_report",
+    "devices": "cli_devices",
+    "predict": "cli_predict",
+    "access": "cli_access",
+    "streams": "cli_streams",
+    "microbench": "cli_microbench",
+}
+
 
 class _Group(click.Group):
-    """A click group that turns every error into one line on stderr and an exit code."""
+    """A click group that turns every error into one line on stderr and an exit code, and
+    imports each command's module when the command is first looked up."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in LAZY_COMMANDS:
+            _register(LAZY_COMMANDS[cmd_name])
+        return self.commands.get(cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         debug = bool(ctx.params.get("debug"))
@@ -115,24 +138,15 @@ def formats_cmd() -> None:
         click.echo(f"{name:<16} {description}")
 
 
-def _register_commands() -> None:
-    """Add the commands that live in their own modules."""
-    from advisor import (
-        cli_access,
-        cli_devices,
-        cli_microbench,
-        cli_predict,
-        cli_report,
-        cli_streams,
-    )
+def _register(module_name: str) -> None:
+    """Add the commands of ``advisor.<module_name>`` (its ``COMMANDS``) to the group."""
+    module = importlib.import_module(f"advisor.{module_name}")
+    for command in module.COMMANDS:
+        main.add_command(command)
+    if module_name == "cli_predict":  # ``predict maxsum`` lives with the access models
+        from advisor.cli_access import maxsum_command
 
-    modules = (cli_report, cli_devices, cli_predict, cli_access, cli_streams, cli_microbench)
-    for module in modules:
-        for command in module.COMMANDS:
-            main.add_command(command)
-    cli_predict.predict_group.add_command(cli_access.maxsum_command)
+        module.predict_group.add_command(maxsum_command)
 
-
-_register_commands()
 
 __all__ = ["EXIT_USAGE", "main"]

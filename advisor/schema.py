@@ -22,14 +22,17 @@ from advisor.errors import SchemaError
 STR = "string"
 INT = "Int64"
 FLOAT = "float64"
+#: text repeated row after row (a trace names a few dozen kernels over millions of launches): a
+#: categorical whose categories are the distinct strings (object dtype), sorted, all used
+CAT = "category"
 
 #: table name -> ordered {column: dtype}
 TABLES: dict[str, dict[str, str]] = {
     # One row per kernel launch.  ``launch_id`` is unique in a Profile and links metrics/rules.
     "launches": {
         "launch_id": INT,
-        "name": STR,  # demangled kernel name, correlation suffix "[123]" removed
-        "device": STR,  # device name as the profiler prints it, without the "(0)" index
+        "name": CAT,  # demangled kernel name, correlation suffix "[123]" removed
+        "device": CAT,  # device name as the profiler prints it, without the "(0)" index
         "device_id": INT,
         "context": INT,
         "stream": INT,
@@ -167,8 +170,7 @@ BASE_UNITS = (
 
 def empty(table: str) -> pd.DataFrame:
     """An empty frame of ``table`` with the schema's columns and dtypes."""
-    cols = TABLES[table]
-    return pd.DataFrame({c: pd.Series([], dtype=t) for c, t in cols.items()})
+    return pd.DataFrame({c: _missing(0, t) for c, t in TABLES[table].items()})
 
 
 def validate(table: str, frame: pd.DataFrame | None) -> pd.DataFrame:
@@ -206,6 +208,9 @@ def _missing(n: int, dtype: str) -> pd.Series:
         return pd.Series(np.full(n, np.nan))
     if dtype == INT:
         return pd.Series(pd.arrays.IntegerArray(np.zeros(n, np.int64), np.ones(n, bool)))
+    if dtype == CAT:
+        nothing = pd.Index([], dtype=object)
+        return pd.Series(pd.Categorical.from_codes(np.full(n, -1, np.int8), categories=nothing))
     return pd.Series(pd.NA, index=pd.RangeIndex(n), dtype="string")
 
 
@@ -213,6 +218,8 @@ def _coerce(table: str, col: str, series: pd.Series, dtype: str) -> pd.Series:
     try:
         if series.dtype == _DTYPES.get(dtype):  # already valid (a profile validated again)
             return series
+        if dtype == CAT:
+            return _categorical(series)
         if dtype == INT and series.dtype == np.float64:  # the common case, vectorised in numpy
             return _float_to_int(series.to_numpy())
         if dtype == FLOAT:
@@ -232,6 +239,27 @@ def _coerce(table: str, col: str, series: pd.Series, dtype: str) -> pd.Series:
         raise SchemaError(
             f"table {table!r} column {col!r}: cannot coerce to {dtype}: {exc}"
         ) from exc
+
+
+def _categorical(series: pd.Series) -> pd.Series:
+    """``series`` (text, or a categorical of text) as a categorical of strings whose categories
+    are the distinct values, sorted (so two readers of one file agree, and ``sort_values`` orders
+    the rows by the text); missing values stay missing."""
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        codes = series.cat.codes.to_numpy()
+        labels = series.cat.categories
+    else:
+        codes, labels = pd.factorize(series.astype("string"), use_na_sentinel=True)
+    words = [str(w) for w in labels]
+    used = np.bincount(codes[codes >= 0], minlength=len(words)) > 0
+    kept = sorted({w for w, u in zip(words, used.tolist(), strict=True) if u})
+    if kept == words and labels.dtype == object and isinstance(series.dtype, pd.CategoricalDtype):
+        return series
+    where = {w: k for k, w in enumerate(kept)}
+    remap = np.array([where.get(w, -1) for w in words] + [-1], dtype=np.int64)
+    recoded = remap[codes]  # code -1 (missing) picks the last slot
+    categories = pd.Index(kept, dtype=object)
+    return pd.Series(pd.Categorical.from_codes(recoded, categories=categories), copy=False)
 
 
 def _float_to_int(values: np.ndarray) -> pd.Series:

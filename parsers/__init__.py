@@ -16,7 +16,7 @@ import pandas as pd
 from advisor.errors import MalformedInput, NoKernelData, UnrecognisedFormat
 from advisor.profile import Profile
 from parsers import ncu_raw, registry
-from parsers.source import Source, is_binary, is_preamble, longest_line, read_bytes
+from parsers.source import Source, has_line_longer, is_binary, is_preamble, read_bytes
 
 #: how many leading lines a text sniffer sees (preambles can be long: ==PROF== lines of
 #: child processes, interleaved application output)
@@ -127,9 +127,9 @@ def _check_width(src: Source) -> None:
     """Refuse a line with more than :data:`MAX_FIELDS` fields (comma, tab or semicolon).
 
     A line that long has more than MAX_FIELDS characters; when the file's bytes are at hand and
-    no line of them is that long (a vectorised look at the newline positions), nothing is
+    no line of them is that long (:func:`parsers.source.has_line_longer`), nothing is
     decoded here."""
-    if src.raw is not None and longest_line(src.raw) <= MAX_FIELDS:
+    if src.raw is not None and not has_line_longer(src.raw, MAX_FIELDS):
         return
     for i, line in enumerate(src.lines):
         if len(line) > MAX_FIELDS:

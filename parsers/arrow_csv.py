@@ -27,6 +27,9 @@ from parsers.units import MISSING_TOKENS, fits_int_array
 
 #: below this many bytes of rows the line scanner is as fast and the fast path is not tried
 MIN_BYTES = 1 << 20
+#: the rows are parsed this many bytes at a time, each piece on every core (pyarrow's blocks in
+#: parallel), so the parse buffers stay a few times this size whatever the file's size
+PIECE_BYTES = 16 << 20
 
 
 def line_offset(raw: bytes, index: int) -> int | None:
@@ -65,49 +68,64 @@ def read_rows(
     used = sorted({*numbers, *texts})
     words = pa.dictionary(pa.int32(), pa.string())  # a trace repeats a few dozen names
     types = {str(j): pa.float64() for j in numbers} | {str(j): words for j in texts}
+    options = {
+        "read_options": pacsv.ReadOptions(column_names=[str(j) for j in range(width)]),
+        "parse_options": pacsv.ParseOptions(newlines_in_values=False, ignore_empty_lines=False),
+        "convert_options": pacsv.ConvertOptions(
+            column_types=types,
+            include_columns=[str(j) for j in used],
+            null_values=sorted(MISSING_TOKENS),
+            strings_can_be_null=False,
+        ),
+        "memory_pool": pa.system_memory_pool(),  # gives freed blocks back at once
+    }
     floats = {j: np.empty(n) for j in numbers}
     nulls = dict.fromkeys(numbers, 0)
     strings: dict[int, list[pa.Array]] = {j: [] for j in texts}
     done = 0
+    whole = pa.py_buffer(raw)
     try:
-        reader = pacsv.open_csv(
-            pa.BufferReader(pa.py_buffer(raw)[start:end]),
-            read_options=pacsv.ReadOptions(column_names=[str(j) for j in range(width)]),
-            parse_options=pacsv.ParseOptions(newlines_in_values=False, ignore_empty_lines=False),
-            convert_options=pacsv.ConvertOptions(
-                column_types=types,
-                include_columns=[str(j) for j in used],
-                null_values=sorted(MISSING_TOKENS),
-                strings_can_be_null=False,
-            ),
-            memory_pool=pa.system_memory_pool(),  # gives freed blocks back at once
-        )
-        for batch in reader:  # one block at a time: the parse buffers stay small
-            rows = batch.num_rows
+        for first, last in _pieces(raw, start, end):
+            table = pacsv.read_csv(pa.BufferReader(whole[first:last]), **options)
+            rows = table.num_rows
             if done + rows > n:
                 return None
             for j in numbers:
-                col = batch.column(str(j))
-                floats[j][done : done + rows] = col.to_numpy(zero_copy_only=False)
-                nulls[j] += col.null_count
+                column = table.column(str(j))
+                floats[j][done : done + rows] = column.to_numpy()
+                nulls[j] += column.null_count
             for j in texts:
-                strings[j].append(batch.column(str(j)))
+                strings[j].extend(table.column(str(j)).chunks)
             done += rows
+            del table
     except (pa.ArrowException, ValueError):
         return None
-    if done != n or not _plain_numbers(floats, nulls):
+    if done != n:
+        return None
+    if not _plain_numbers(floats, nulls):
         return None
     if not (0 in nulls and nulls[0] == 0) and raw.find(b"\n\n", start, end) >= 0:
         return None  # a blank line ends the table (it reads as a row of empty cells)
     columns: dict[int, object] = {}
     for j in used:
-        if j in floats:
-            columns[j] = floats[j]
-        else:
-            columns[j] = _categorical(strings.pop(j))
+        columns[j] = floats[j] if j in floats else _categorical(strings.pop(j))
     frame = pd.DataFrame(columns, copy=False)
     frame.columns = list(columns)
     return frame
+
+
+def _pieces(raw: bytes, start: int, end: int) -> list[tuple[int, int]]:
+    """``raw[start:end]`` cut at line ends into pieces of about :data:`PIECE_BYTES` (each
+    without its final newline)."""
+    pieces = []
+    while end - start > PIECE_BYTES:
+        cut = raw.find(b"\n", start + PIECE_BYTES, end)
+        if cut < 0:
+            break
+        pieces.append((start, cut))
+        start = cut + 1
+    pieces.append((start, end))
+    return pieces
 
 
 def _categorical(chunks: list[pa.Array]) -> pd.Series:

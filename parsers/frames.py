@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa  # type: ignore[import-untyped]
 
 from advisor import schema
 from advisor.metric_map import canonicalize
@@ -103,6 +102,8 @@ def gpu_activity_frames(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]
     transfers = rows.loc[is_transfer, [c for c in _TRANSFER_COLS if c in rows.columns]]
     transfers["kind"] = kinds[is_transfer]
     transfers = transfers[[c for c in _TRANSFER_COLS if c in transfers.columns]]
+    texts = [c for c in transfers.columns if isinstance(transfers[c].dtype, pd.CategoricalDtype)]
+    transfers = transfers.astype(dict.fromkeys(texts, "string"))  # a tenth of the rows: strings
     return launches, transfers.reset_index(drop=True)
 
 
@@ -117,8 +118,16 @@ def device_columns(text: pd.Series) -> tuple[pd.Series, pd.Series]:
 
 
 def strings_by_code(codes: np.ndarray, values: list[str | None], index: pd.Index) -> pd.Series:
-    """``values[code]`` of every row as a ``string`` Series (code -1 or a None value: missing),
-    built by pyarrow from the distinct values instead of one Python string per row."""
-    indices = pa.array(codes, mask=codes < 0)
-    column = pa.DictionaryArray.from_arrays(indices, pa.array(values, type=pa.string()))
-    return pd.Series(pd.arrays.ArrowStringArray(column.cast(pa.string())), index=index)
+    """``values[code]`` of every row (code -1 or a None value: missing) as a categorical column:
+    each distinct text once and a code per row, not one Python string per row (the schema
+    keeps it categorical where the column is, and makes it ``string`` elsewhere)."""
+    words: list[str] = []
+    place: dict[str, int] = {}
+    remap = np.full(len(values) + 1, -1, dtype=np.int64)  # the last slot is for code -1
+    for k, value in enumerate(values):
+        if value is not None:
+            remap[k] = place.setdefault(value, len(place))
+            if len(place) > len(words):
+                words.append(value)
+    category = pd.Categorical.from_codes(remap[codes], categories=pd.Index(words, dtype=object))
+    return pd.Series(category, index=index, copy=False)

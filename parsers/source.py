@@ -21,8 +21,6 @@ import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-import numpy as np
-
 from advisor.errors import MalformedInput, UnreadableInput
 
 #: lines the profilers print around their tables (never data), and "# " comment lines that
@@ -206,18 +204,21 @@ def _kind(mode: int) -> str:
     return "not a plain file"
 
 
-def longest_line(raw: bytes, chunk: int = 1 << 23) -> int:
-    """The length in bytes of the longest ``\\n``-separated line of ``raw`` (vectorised, a chunk
-    of the bytes at a time)."""
-    view = np.frombuffer(raw, dtype=np.uint8)
-    longest, line_start = 0, 0
-    for lo in range(0, len(raw), chunk):
-        ends = np.flatnonzero(view[lo : lo + chunk] == ord("\n")) + lo
-        if len(ends):
-            starts = np.concatenate(([line_start], ends[:-1] + 1))
-            longest = max(longest, int((ends - starts).max()))
-            line_start = int(ends[-1]) + 1
-    return max(longest, len(raw) - line_start)
+def has_line_longer(raw: bytes, limit: int) -> bool:
+    """Whether a ``\n``-separated line of ``raw`` is longer than ``limit`` bytes.
+
+    Such a line covers a whole stretch of ``limit // 2 + 1`` bytes at a multiple of that stride,
+    so only those stretches are searched for a newline (a ``memchr`` that stops at the first one);
+    around each stretch without one, the line's exact length is measured."""
+    stride = limit // 2 + 1
+    for lo in range(0, len(raw), stride):
+        if raw.find(b"\n", lo, lo + stride) >= 0:
+            continue
+        start = raw.rfind(b"\n", 0, lo) + 1
+        end = raw.find(b"\n", lo)
+        if (len(raw) if end < 0 else end) - start > limit:
+            return True
+    return False
 
 
 def is_preamble(line: str) -> bool:

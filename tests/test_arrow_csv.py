@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -20,7 +21,7 @@ from advisor import schema
 from advisor.errors import MalformedInput
 from advisor.profile import Profile
 from parsers import arrow_csv, nsys_csv, nvprof_csv
-from parsers.source import Source, longest_line
+from parsers.source import Source, has_line_longer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -207,8 +208,19 @@ def test_non_utf8_source_is_decoded_up_front() -> None:
     assert Source.from_bytes("f", b"\xef\xbb\xbfa\n").lines == ["a", ""]
 
 
-def test_longest_line() -> None:
-    assert longest_line(b"ab\nabcd\n") == 4
+def _longest(raw: bytes) -> int:
+    return max(len(line) for line in raw.split(b"\n"))
+
+
+def test_has_line_longer() -> None:
+    assert not has_line_longer(b"ab\nabcd\n", 4) and has_line_longer(b"ab\nabcd\n", 3)
     big = b"x" * 70_000 + b"\n" + b"y" * 100_001 + b"\nz"
-    assert longest_line(big) == 100_001
-    assert longest_line(b"y\n" * 40_000) == 1
+    assert has_line_longer(big, 100_000) and not has_line_longer(big, 100_001)
+    assert not has_line_longer(b"y\n" * 40_000, 1)
+    assert not has_line_longer(b"", 0) and has_line_longer(b"abc", 2)
+    rng = np.random.default_rng(3)
+    for _ in range(300):  # line lengths around every stride offset, against a plain split
+        limit = int(rng.integers(1, 40))
+        lengths = rng.integers(0, 2 * limit + 3, int(rng.integers(1, 6)))
+        raw = b"\n".join(b"a" * int(k) for k in lengths)
+        assert has_line_longer(raw, limit) == (_longest(raw) > limit), (raw, limit)

@@ -182,3 +182,29 @@ def test_device_and_dims_parsing() -> None:
     assert names.parse_dims("(384, 1, 1)") == (384, 1, 1)
     assert names.parse_dims("(32768 1 1)") == (32768, 1, 1)
     assert names.parse_dims("n/a") is None
+
+
+def test_launch_names_are_sorted_categoricals_whatever_the_reader_gave() -> None:
+    from_text = schema.validate("launches", pd.DataFrame({"name": ["k2", None, "k1", "k2"]}))
+    names = from_text["name"]
+    assert isinstance(names.dtype, pd.CategoricalDtype)
+    assert list(names.cat.categories) == ["k1", "k2"]
+    assert names.cat.categories.dtype == object
+    assert names.cat.codes.tolist() == [1, -1, 0, 1]
+    unsorted = pd.Categorical(["b", "a", "b"], categories=["unused", "b", "a"])
+    again = schema.validate("launches", pd.DataFrame({"name": unsorted}))["name"]
+    assert list(again.cat.categories) == ["a", "b"]  # sorted, the unused one dropped
+    assert again.tolist() == ["b", "a", "b"]
+    assert schema.validate("launches", from_text)["name"].equals(names)  # idempotent
+    empty = schema.empty("launches")
+    assert isinstance(empty["name"].dtype, pd.CategoricalDtype) and len(empty) == 0
+
+
+def test_merge_keeps_launch_names_categorical() -> None:
+    def one(names: list[str]) -> Profile:
+        return Profile(provenance=(PROV,), launches=pd.DataFrame({"name": names}))
+
+    merged = merge([one(["b", "a"]), one(["c", "a"])])
+    assert merged.launches["name"].tolist() == ["b", "a", "c", "a"]
+    assert list(merged.launches["name"].cat.categories) == ["a", "b", "c"]
+    assert merged.kernel_names() == ["a", "b", "c"]

@@ -37,11 +37,14 @@ def gather(profile: Profile) -> list[KernelData]:
     rows = _PerLaunch(metrics, has_launch)
     summary_values = _summary_values(summary)
     launches = profile.launches
-    by_name = _positions(launches["name"])
+    codes, uniq = pd.factorize(launches["name"], use_na_sentinel=True)
+    by_name = _positions(codes, uniq)
     config = _config_columns(launches)
     ids = launches["launch_id"].astype("Int64").to_numpy(dtype=np.int64, na_value=-1)
     own = np.isin(ids, np.fromiter(rows.values, dtype=np.int64, count=len(rows.values)))
-    group = _groups(launches["name"], config, own)
+    group = _groups(codes, config, own)
+    known_config = _known_config(codes, len(uniq), config)
+    code_of = {str(u): k for k, u in enumerate(uniq)}
     timing = launches[["start_ns", "duration_ns"]]
     kernels: list[KernelData] = []
     for name in profile.kernel_names():
@@ -58,7 +61,8 @@ def gather(profile: Profile) -> list[KernelData]:
             units.append(Unit(None, base.get("gpu_time_duration"), dict(base)))
         count, duration = _count_and_duration(profile, name, units, summary, timing.iloc[at])
         names = rows.finite_names(units)
-        names |= {k for k in CONFIG if bool(np.isfinite(config[k][at]).any())}
+        code = code_of.get(name)
+        names |= {k for k in CONFIG if code is not None and known_config[k][code]}
         names |= {k for k in base if any(_has(u.values, {}, k) for u in units)}
         kernels.append(
             KernelData(
@@ -146,10 +150,10 @@ def _config_at(config: dict[str, np.ndarray], i: int) -> dict[str, float]:
     return out
 
 
-def _groups(names: pd.Series, config: dict[str, np.ndarray], own: np.ndarray) -> np.ndarray:
-    """A group number per launches row, equal for rows of one kernel with identical inputs (the
-    launch configuration, whether the duration is known and > 0); -1 for rows with metrics."""
-    codes, _ = pd.factorize(names, use_na_sentinel=True)
+def _groups(codes: np.ndarray, config: dict[str, np.ndarray], own: np.ndarray) -> np.ndarray:
+    """A group number per launches row, equal for rows of one kernel (``codes``: the factorised
+    names) with identical inputs (the launch configuration, whether the duration is known and
+    > 0); -1 for rows with metrics."""
     key = codes.astype(np.int64)
     duration = config["launch.duration_ns"]
     flags = np.isfinite(duration).astype(np.int64) + (duration > 0)
@@ -189,9 +193,20 @@ def _config_columns(launches: pd.DataFrame) -> dict[str, np.ndarray]:
     return {k: np.where(np.isfinite(v), v, np.nan) for k, v in parts.items()}
 
 
-def _positions(names: pd.Series) -> dict[str, np.ndarray]:
-    """Kernel name -> positions of its rows (in row order)."""
-    codes, uniq = pd.factorize(names, use_na_sentinel=True)
+def _known_config(
+    codes: np.ndarray, n: int, config: dict[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """Per ``launch.*`` value, per kernel code (``codes``: the factorised names, ``n`` of them):
+    whether any launch of the kernel has it."""
+    named = codes >= 0
+    return {
+        key: np.bincount(codes[named], np.isfinite(column[named]), minlength=n) > 0
+        for key, column in config.items()
+    }
+
+
+def _positions(codes: np.ndarray, uniq: pd.Index) -> dict[str, np.ndarray]:
+    """Kernel name -> positions of its rows (in row order), from the factorised names."""
     order = np.argsort(codes, kind="stable")
     bounds = np.searchsorted(codes[order], np.arange(len(uniq) + 1))
     return {str(u): order[bounds[k] : bounds[k + 1]] for k, u in enumerate(uniq)}
