@@ -87,8 +87,8 @@ def gpu_activity_frames(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]
     if len(kernels):
         split = [split_correlation(t) for t in texts]
         kernels["name"] = strings_by_code(codes[is_kernel], [n for n, _ in split], kernels.index)
-        suffix = per_row([i for _, i in split])[is_kernel]
-        suffix_ids = pd.Series(pd.array(suffix, dtype="Int64"), index=kernels.index)
+        suffix_ids = pd.Series(ints_by_code(codes[is_kernel], [i for _, i in split]))
+        suffix_ids.index = kernels.index
         if "correlation_id" in kernels.columns:
             kernels["correlation_id"] = kernels["correlation_id"].where(
                 kernels["correlation_id"].notna(), suffix_ids
@@ -113,8 +113,16 @@ def device_columns(text: pd.Series) -> tuple[pd.Series, pd.Series]:
     codes, uniques = pd.factorize(text, use_na_sentinel=True)
     split = [split_device(str(d)) for d in uniques]
     names = strings_by_code(codes, [n for n, _ in split], text.index)
-    ids = pd.array([i for _, i in split] + [None], dtype="Int64")[codes]
+    ids = ints_by_code(codes, [i for _, i in split])
     return names, pd.Series(ids, index=text.index)
+
+
+def ints_by_code(codes: np.ndarray, values: list[int | None]) -> pd.arrays.IntegerArray:
+    """``values[code]`` of every row as an ``Int64`` array (code -1 or a None value: missing),
+    built from the distinct values."""
+    known = np.array([v is not None for v in values] + [False])
+    whole = np.array([v if v is not None else 0 for v in values] + [0], dtype=np.int64)
+    return pd.arrays.IntegerArray(whole[codes], ~known[codes])
 
 
 def strings_by_code(codes: np.ndarray, values: list[str | None], index: pd.Index) -> pd.Series:

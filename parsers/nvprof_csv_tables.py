@@ -107,7 +107,7 @@ def number_column(
     if j is None:
         return pd.Series(np.nan, index=frame.index, dtype=float)
     if frame[j].dtype == np.float64:  # read by pyarrow, placeholders already NaN
-        return frame[j] * factor
+        return frame[j] if factor == 1.0 else frame[j] * factor
     raw = frame[j].astype(str).str.strip()
     missing = raw.isin(MISSING_TOKENS)
     num = pd.to_numeric(raw.mask(missing), errors="coerce")
@@ -179,7 +179,8 @@ def _time(
 ) -> pd.Series:
     factors = [time_factor(src, b, name, notes) for b in blocks]
     per_row = np.repeat(np.array(factors, dtype=float), [b.n_rows for b in blocks])
-    return number_column(src, blocks[0], frame, name) * per_row
+    values = number_column(src, blocks[0], frame, name)
+    return values if bool((per_row == 1.0).all()) else values * per_row
 
 
 def _size(
@@ -195,7 +196,9 @@ def _size(
             f"{name!r} left missing where not 0: the size unit is not printed and nvprof "
             "picks B/KB/MB/GB per run",
         )
-    return (values * np.where(np.isnan(factors), 1.0, factors)).mask(unknown)
+    factors = np.where(np.isnan(factors), 1.0, factors)
+    scaled = values if bool((factors == 1.0).all()) else values * factors
+    return scaled.mask(unknown) if unknown.any() else scaled
 
 
 def gpu_trace_rows(src: Source, blocks: list[Block], notes: list[str]) -> pd.DataFrame:
@@ -312,7 +315,10 @@ def block_devices(block: Block) -> list[tuple[int, str]]:
 
 def devices_frame(frames: dict[str, pd.DataFrame], extra: list[tuple[int, str]]) -> pd.DataFrame:
     """One row per (device id, name) seen in launches, transfers, metrics and ``extra``."""
-    parts = [frames[t][["device_id", "device"]] for t in ("launches", "transfers", "metrics")]
+    parts = [  # each table's distinct pairs first: a trace repeats one device a million times
+        frames[t][["device_id", "device"]].drop_duplicates()
+        for t in ("launches", "transfers", "metrics")
+    ]
     parts.append(pd.DataFrame(extra, columns=["device_id", "device"]))
     seen = pd.concat([p for p in parts if len(p)] or [parts[0]], ignore_index=True)
     seen = seen.dropna(subset=["device_id"]).drop_duplicates()
