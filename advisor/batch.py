@@ -32,9 +32,9 @@ from advisor import gates, render, report
 from advisor.criteria import evaluate
 from advisor.criteria.analysis import to_json
 from advisor.criteria.needed import is_needed
+from advisor.display import shorten
 from advisor.errors import AdvisorError, InputError, UnreadableInput, UsageError
 from advisor.output import write_atomic
-from advisor.report import shorten
 from advisor.report_predictions import ModelInputs
 
 #: a path's folder separator is replaced by this in output file names

@@ -25,7 +25,7 @@ from typing import Any
 import click
 
 import parsers
-from advisor import batch, cli_batch, compare, gates, progress, render, render_compare, report
+from advisor import gates, progress
 from advisor.criteria import collect, evaluate
 from advisor.criteria.analysis import _clean, to_json
 from advisor.criteria.needed import is_needed
@@ -153,6 +153,8 @@ def report_cmd(
     conditions = [gates.parse(expr) for expr in fail_if]
     models = _model_inputs(app_path, app_size, kernels_path, per_file)
     if per_file:
+        from advisor import batch, cli_batch  # modules a single report does not load
+
         outs = (html_path, markdown_path, json_path)
         settings = batch.Settings(device, speedup_form, fail_if, *outs)
         code = cli_batch.report_folder(files, settings, jobs or cli_batch.default_jobs(), quiet)
@@ -184,6 +186,8 @@ def report_cmd(
         write_atomic(json_path, text, inputs=files)
         _say(quiet, f"wrote {json_path}: {len(data['kernels'])} kernels, {hints} hints")
     if html_path is not None or markdown_path is not None:
+        from advisor import render, report  # the renderer is not loaded for --json alone
+
         built = bar.call(
             "building the report",
             report.build,
@@ -325,6 +329,8 @@ def compare_cmd(
         )
     if max_regression is not None and max_regression < 0:
         raise UsageError(f"--max-regression {max_regression:g}: must be at least 0")
+    from advisor import compare, render_compare  # loaded for this command only
+
     analysed = []
     inputs: list[str] = []
     for text in versions:

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from advisor.criteria import CRITERIA
+from advisor.display import shorten
 from advisor.errors import MalformedInput, UnreadableInput, UsageError
-from advisor.report import shorten
 
 #: a criterion counts as improved when its value rises by at least this much (values in [0, 1])
 IMPROVED_MIN_DELTA = 0.05

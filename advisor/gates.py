@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.criteria import CRITERIA
+from advisor.display import shorten
 from advisor.errors import UsageError
-from advisor.report import shorten
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge,

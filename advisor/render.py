@@ -18,7 +18,8 @@ import jinja2
 from markupsafe import Markup
 
 from advisor import charts
-from advisor.report import KernelRow, Report, StreamsSequence, shorten
+from advisor.display import shorten
+from advisor.report import KernelRow, Report, StreamsSequence
 from advisor.report_predictions import BSP_FORMULA, MAXSUM_FORMULA
 from advisor.templating import html_environment
 

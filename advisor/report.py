@@ -18,6 +18,7 @@ from typing import Any
 from advisor.criteria import CRITERIA
 from advisor.criteria.analysis import Analysis, to_json
 from advisor.criteria.hints import THRESHOLDS
+from advisor.display import shorten
 from advisor.errors import InputError, UsageError
 from advisor.profile import Profile
 from advisor.report_predictions import (
@@ -35,8 +36,6 @@ DETAIL_KERNELS = 20
 TABLE_KERNELS = 200
 #: hints listed in the summary, in the engine's ranking order
 SUMMARY_HINTS = 5
-#: longest name shown before it is shortened (the full name stays in the report)
-DISPLAY_NAME_CHARS = 80
 
 
 @dataclass(frozen=True)
@@ -229,36 +228,6 @@ def build(
         predictions=build_predictions(profile, kernels, model_inputs),
         roofline=build_roofline(profile, kernels, data["device"]),
     )
-
-
-def shorten(name: str, limit: int = DISPLAY_NAME_CHARS) -> str:
-    """A C++ name short enough to read: template arguments and parameter lists collapsed to
-    ``…`` when the name is longer than ``limit``, then cut at ``limit`` characters."""
-    if len(name) <= limit:
-        return name
-    short = _collapse(name, "<", ">")
-    if len(short) > limit:
-        short = _collapse(short, "(", ")")
-    if len(short) > limit:
-        short = short[: limit - 1] + "…"
-    return short
-
-
-def _collapse(name: str, left: str, right: str) -> str:
-    """Replace every outermost ``left … right`` group by ``left…right``."""
-    out, depth = [], 0
-    for ch in name:
-        if ch == left:
-            if depth == 0:
-                out.append(left + "…")
-            depth += 1
-        elif ch == right and depth > 0:
-            depth -= 1
-            if depth == 0:
-                out.append(right)
-        elif depth == 0:
-            out.append(ch)
-    return "".join(out)
 
 
 def _row(rank: int, k: Mapping[str, Any]) -> KernelRow:

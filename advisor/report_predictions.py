@@ -320,7 +320,7 @@ def _measured_ms(k: Mapping[str, Any]) -> float | None:
 
 def _short(name: str) -> str:
     """The report's display form of a kernel name (the full name is in the kernels table)."""
-    from advisor.report import shorten  # report imports this module
+    from advisor.display import shorten
 
     return shorten(name)
 

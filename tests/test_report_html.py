@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 import parsers
-from advisor import charts, render, report, report_timeline
+from advisor import charts, display, render, report, report_timeline
 from advisor.cli import main
 from advisor.criteria import evaluate
 from advisor.criteria.analysis import (
@@ -255,7 +255,7 @@ def test_long_names_are_shortened_with_full_name_kept() -> None:
     short = report.shorten(name)
     assert short == "void ns::kernel<…>(int*)"
     assert report.shorten("k(int)") == "k(int)"
-    assert len(report.shorten("x" * 300)) == report.DISPLAY_NAME_CHARS
+    assert len(display.shorten("x" * 300)) == display.DISPLAY_NAME_CHARS
 
 
 # --- scaling -----------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from advisor import render, report
+from advisor import display, render
 from advisor.cli import main
 
 SCRIPT = "<script>alert(1)</script>"
@@ -169,7 +169,7 @@ def test_hundred_kilobyte_name_stays_bounded(samples: Path, tmp_path: Path) -> N
     # kernel section's "full name"); everything else shows the shortened name
     assert html.count("T" * 100_000) <= 2
     assert len(html) <= len(clean[0]) + 4 * len(BIG_NAME)
-    assert len(markdown) <= len(clean[1]) + 2 * report.DISPLAY_NAME_CHARS * 4
+    assert len(markdown) <= len(clean[1]) + 2 * display.DISPLAY_NAME_CHARS * 4
     assert "T" * 200 not in markdown
     assert "big&lt;…&gt;(int)" in markdown  # the display name
 
