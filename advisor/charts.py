@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
+from advisor.criteria_svg import criteria_svg
 from advisor.report import KernelDetail, StreamsSequence
 from advisor.report_roofline import Roofline
 from advisor.report_timeline import Timeline
@@ -32,8 +33,8 @@ _RC: Any = {  # matplotlib types rcParams keys as literals
     "axes.spines.top": False,
     "axes.spines.right": False,
 }
-#: colours: criterion bar, below-threshold bar, potential speedup marker, idle gap
-_OK, _LOW, _SPEEDUP, _GAP = "#4c72b0", "#dd8452", "#c44e52", "#d62728"
+#: colours: bar or point, potential speedup marker, idle gap
+_OK, _SPEEDUP, _GAP = "#4c72b0", "#c44e52", "#d62728"
 _KIND_COLOURS = {"kernel": "#4c72b0", "HtoD": "#55a868", "DtoH": "#8172b2"}
 _OTHER_KIND = "#937860"
 _PROLOGUE = re.compile(r"\A.*?(?=<svg\b)", re.DOTALL)
@@ -72,57 +73,9 @@ def _figure(width_in: float, height_in: float) -> Figure:
 
 def criteria_chart(detail: KernelDetail) -> Markup:
     """The nine criteria in [0, 1] as bars (seed 002 case-study figures), the threshold as a
-    dashed line, each computed criterion's potential speedup marked above its bar."""
-    with _rc():
-        fig = _figure(7.0, 2.6)
-        ax = fig.add_subplot(1, 1, 1)
-        names = [c.name for c in detail.criteria]
-        positions = list(range(len(names)))
-        for x, c in zip(positions, detail.criteria, strict=True):
-            if c.value is None:
-                ax.bar(x, 1.0, color="none", edgecolor="#999999", hatch="//", linewidth=0.5)
-                label = "not computable" if c.status == "not_computable" else "not applicable"
-                ax.text(x, 0.5, label, ha="center", va="center", rotation=90, color="#666666")
-                continue
-            ax.bar(x, c.value, color=_LOW if c.below_threshold else _OK)
-            ax.text(x, c.value + 0.02, f"{c.value:.2f}", ha="center", va="bottom")
-            if c.potential_speedup is not None:
-                ax.text(
-                    x,
-                    1.12,
-                    f"{c.potential_speedup:.2f}x",
-                    ha="center",
-                    va="bottom",
-                    color=_SPEEDUP,
-                    fontweight="bold",
-                )
-        for x, c in zip(positions, detail.criteria, strict=True):
-            if c.threshold is not None:
-                ax.hlines(
-                    c.threshold,
-                    x - 0.45,
-                    x + 0.45,
-                    colors="#333333",
-                    linestyles="--",
-                    linewidth=0.7,
-                )
-        ax.set_ylim(0, 1.3)
-        ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
-        ax.set_xticks(positions)
-        ax.set_xticklabels([n.replace("_", "\n") for n in names], fontsize=6.5)
-        ax.set_ylabel("criterion (1 = best)")
-        ax.text(
-            1.0,
-            1.02,
-            "red: potential speedup; dashed: threshold",
-            transform=ax.transAxes,
-            ha="right",
-            va="bottom",
-            color=_SPEEDUP,
-            fontsize=7,
-        )
-        fig.subplots_adjust(left=0.08, right=0.99, top=0.92, bottom=0.2)
-        return svg_markup(fig)
+    dashed line, each computed criterion's potential speedup marked above its bar; written as
+    SVG directly (:mod:`advisor.criteria_svg`), up to twenty per report."""
+    return criteria_svg(detail.criteria, str(detail.row.rank))
 
 
 def timeline_chart(timeline: Timeline) -> Markup:
