@@ -34,7 +34,7 @@ from advisor.errors import NoKernelData
 from advisor.profile import Profile, Provenance
 from parsers.cupti_ids import MEMCPY_KINDS
 from parsers.names import compute_capability
-from parsers.sqlite_columns import in_time_order, text_per_distinct
+from parsers.sqlite_columns import in_time_order, text_column, text_per_distinct
 from parsers.sqlite_db import (
     Database,
     SqliteReader,
@@ -129,8 +129,13 @@ def _launches(
     if name_col is None:
         raise db.malformed(f"table {KERNEL} has no kernel name column ({', '.join(_NAME_COLUMNS)})")
     out = _frame(db, KERNEL, {**_KERNEL_COLS, name_col: "name"})
-    out["name"] = text_per_distinct(out["name"], lambda v: _string(db, strings, v, "kernel name"))
-    out["device"] = out["device_id"].map(device_names)
+    dtypes = schema.TABLES["launches"]  # a trace repeats a few dozen names: categoricals
+    out["name"] = text_column(
+        out["name"], lambda v: _string(db, strings, v, "kernel name"), dtypes["name"]
+    )
+    out["device"] = text_column(
+        out["device_id"], lambda v: _device_name(device_names, v), dtypes["device"]
+    )
     out = in_time_order(out)
     out["launch_id"] = range(len(out))
     return out[[c for c in schema.TABLES["launches"] if c in out.columns]]
@@ -168,6 +173,13 @@ def _transfers(
     out["device"] = out["device_id"].map(device_names)
     out = in_time_order(out)
     return out[[c for c in schema.TABLES["transfers"] if c in out.columns]]
+
+
+def _device_name(device_names: Mapping[object, object], device_id: object) -> str | None:
+    """The name of ``device_id`` (None: a launch without one, which matches a GPU without an
+    id, as ``Series.map`` matches them); None when the export has no such GPU."""
+    name = device_names.get(pd.NA if device_id is None else device_id)
+    return None if name is None or name is pd.NA else str(name)
 
 
 def _copy_kind(enum_name: str | None) -> str:

@@ -1,6 +1,7 @@
 """Column helpers of the SQLite readers (:mod:`parsers.nsys_sqlite`, :mod:`parsers.nvprof_sqlite`)
 that keep large activity tables lean: text looked up once per distinct id and copied once into
-pandas' string dtype, and the time order checked before a table is sorted (copied) into it."""
+pandas' string dtype (or kept once per distinct text in a categorical), and the time order
+checked before a table is sorted (copied) into it."""
 
 from __future__ import annotations
 
@@ -9,11 +10,14 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.compute as pc  # type: ignore[import-untyped]
 
 from parsers.sqlite_db import per_distinct
 
 #: the key every activity table is ordered by (ties in time keep the launch order)
 TIME_ORDER = ["start_ns", "correlation_id"]
+#: the schema dtype of a text column kept once per distinct value (advisor/schema.py)
+CATEGORY = "category"
 
 
 def text_per_distinct(cells: pd.Series, fn: Callable[[object], str | None]) -> pd.Series:
@@ -27,8 +31,43 @@ def text_per_distinct(cells: pd.Series, fn: Callable[[object], str | None]) -> p
     codes, uniques = pd.factorize(cells, use_na_sentinel=True)
     texts = [fn(int(value)) for value in uniques] + [fn(None)]  # the last for a missing cell
     rows = np.where(codes < 0, len(uniques), codes)
-    column = pa.array(texts, type=pa.large_string()).take(pa.array(rows))
+    pool = pa.system_memory_pool()  # gives freed blocks back at once
+    words = pa.array(texts, type=pa.large_string(), memory_pool=pool)
+    column = pc.take(words, pa.array(rows, memory_pool=pool), memory_pool=pool)
     return pd.Series(pd.arrays.ArrowStringArray(column), index=cells.index)
+
+
+def categories_per_distinct(cells: pd.Series, fn: Callable[[object], str | None]) -> pd.Series:
+    """``fn`` of every cell as a categorical column: each distinct text once, a code per row.
+
+    The categories are the texts that occur, sorted (object dtype), as the schema keeps a
+    repeated text column (``launches.name``, ``launches.device``); where the schema wants
+    ``string`` it converts the column.  For an integer column ``fn`` runs once per distinct
+    value (and once for a missing cell), else once per cell as :func:`parsers.sqlite_db.
+    per_distinct` runs it."""
+    if pd.api.types.is_integer_dtype(cells.dtype) and len(cells):
+        codes, uniques = pd.factorize(cells, use_na_sentinel=True)
+        texts = [fn(int(value)) for value in uniques] + [fn(None)]  # the last: a missing cell
+    else:
+        codes, found = pd.factorize(per_distinct(cells, fn), use_na_sentinel=True)
+        texts = [str(text) for text in found] + [None]
+    if not (codes < 0).any():
+        texts[-1] = None  # no missing cell: fn(None) is not a category
+    words = sorted({text for text in texts if text is not None})
+    place = {word: k for k, word in enumerate(words)}
+    remap = np.array([-1 if t is None else place[t] for t in texts], dtype=np.int64)
+    category = pd.Categorical.from_codes(remap[codes], categories=pd.Index(words, dtype=object))
+    return pd.Series(category, index=cells.index, copy=False)
+
+
+def text_column(cells: pd.Series, fn: Callable[[object], str | None], dtype: str) -> pd.Series:
+    """``fn`` of every cell in the schema's ``dtype`` for the column: a categorical
+    (:func:`categories_per_distinct`) where the schema keeps the text once per distinct value
+    (``category``), else ``string`` (:func:`text_per_distinct`), so that validating the frame
+    converts nothing."""
+    if dtype == CATEGORY:
+        return categories_per_distinct(cells, fn)
+    return text_per_distinct(cells, fn)
 
 
 def in_time_order(frame: pd.DataFrame) -> pd.DataFrame:

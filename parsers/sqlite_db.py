@@ -131,8 +131,11 @@ class Database:
             while records := cursor.fetchmany(_CHUNK_ROWS):
                 reader.add(records)
         stored = {c: reader.column(i, c in keep) for i, c in enumerate(present)}
-        missing = pd.array([None] * reader.rows, dtype="Int64")
-        return pd.DataFrame({c: stored.get(c, missing) for c in columns}, copy=False)
+        rows = reader.rows
+        del reader  # from here each column holds only its own array
+        return pd.DataFrame(
+            {c: stored[c] if c in stored else _missing_ints(rows) for c in columns}, copy=False
+        )
 
     def strings(self, table: str, key: str, value: str) -> dict[int, str]:
         """An id -> text table (nvprof ``StringTable``, nsys ``StringIds``) as a dict."""
@@ -269,11 +272,14 @@ def per_distinct(cells: pd.Series, fn: Callable[[object], Any]) -> np.ndarray:
 
 
 class _IntReader:
-    """The columns of :meth:`Database.int_frame`, filled one fetched chunk at a time."""
+    """The columns of :meth:`Database.int_frame`, filled one fetched chunk at a time.
+
+    Each column has an int64 array of its own, so a column the reader drops once it is converted
+    (the times, the name ids) frees its memory while the kept ones live on in the frame."""
 
     def __init__(self, columns: int, capacity: int) -> None:
         self.rows = 0
-        self.values = np.zeros((columns, capacity), dtype=np.int64)  # a row per column
+        self.values = [np.zeros(capacity, dtype=np.int64) for _ in range(columns)]
         self.nulls: dict[int, np.ndarray] = {}  # column -> its NULL cells, if it has any
         self.cells: dict[int, list[tuple[int, np.ndarray]]] = {}  # column -> (row, objects)
 
@@ -281,17 +287,18 @@ class _IntReader:
         """The next rows; numpy infers int64 only when every cell is an integer."""
         start, stop = self.rows, self.rows + len(records)
         self.rows = stop
-        if stop > self.values.shape[1]:  # more rows than count(*) said: grow
-            self.values = np.pad(self.values, ((0, 0), (0, stop)))
+        if self.values and stop > len(self.values[0]):  # more rows than count(*) said: grow
+            self.values = [np.pad(v, (0, stop)) for v in self.values]
             self.nulls = {i: np.pad(m, (0, stop)) for i, m in self.nulls.items()}
-        if not len(self.values):
+        if not self.values:
             return
         try:
             block = np.array(records)
         except (ValueError, TypeError, OverflowError):
             block = np.empty(0)
         if block.dtype == np.int64 and block.ndim == 2:
-            self.values[:, start:stop] = block.T
+            for values, column in zip(self.values, block.T, strict=True):
+                values[start:stop] = column
             return
         block = np.empty((len(records), len(self.values)), dtype=object)
         block[:] = records
@@ -299,8 +306,8 @@ class _IntReader:
             if set(map(type, column)) <= {int, type(None)}:  # an INTEGER column with NULLs
                 nulls = pd.isna(column)
                 column[nulls] = 0
-                self.values[i, start:stop] = column
-                mask = self.nulls.setdefault(i, np.zeros(self.values.shape[1], dtype=bool))
+                self.values[i][start:stop] = column
+                mask = self.nulls.setdefault(i, np.zeros(len(self.values[i]), dtype=bool))
                 mask[start:stop] = nulls
             else:  # text, fractions, blobs: a damaged database
                 self.cells.setdefault(i, []).append((start, column))
@@ -308,7 +315,7 @@ class _IntReader:
     def column(self, i: int, keep: bool) -> pd.api.extensions.ExtensionArray | np.ndarray:
         """Column ``i`` as :func:`int_column` makes it; a ``keep`` column with cells that are
         not integers as its cells (None for NULL), as :meth:`Database.frame` reads it."""
-        values = self.values[i, : self.rows]
+        values = self.values[i][: self.rows]
         nulls = self.nulls.get(i, np.zeros(self.rows, dtype=bool))[: self.rows]
         if i not in self.cells:
             return pd.arrays.IntegerArray(values, nulls)
@@ -317,6 +324,11 @@ class _IntReader:
         for start, chunk in self.cells[i]:
             cells[start : start + len(chunk)] = chunk
         return cells if keep else int_column(pd.Series(cells, dtype="object")).array
+
+
+def _missing_ints(rows: int) -> pd.arrays.IntegerArray:
+    """A column of ``rows`` missing integers (a column an older schema lacks)."""
+    return pd.arrays.IntegerArray(np.zeros(rows, dtype=np.int64), np.ones(rows, dtype=bool))
 
 
 def _q(name: str) -> str:

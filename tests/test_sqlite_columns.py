@@ -1,6 +1,7 @@
 """The lean column reading of the SQLite readers: ``Database.int_frame`` (int64 chunks, with damaged
-cells converted exactly as ``frame`` + ``int_column`` do), ``text_per_distinct`` and
-``in_time_order`` (no copy when a table is already in time order)."""
+cells converted exactly as ``frame`` + ``int_column`` do, each column in memory of its own),
+``text_per_distinct`` / ``categories_per_distinct`` / ``text_column`` and ``in_time_order`` (no
+copy when a table is already in time order)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,12 @@ from hypothesis import strategies as st
 
 from advisor.errors import MalformedInput
 from parsers import sqlite_db
-from parsers.sqlite_columns import in_time_order, text_per_distinct
+from parsers.sqlite_columns import (
+    categories_per_distinct,
+    in_time_order,
+    text_column,
+    text_per_distinct,
+)
 from parsers.sqlite_db import Database, int_column, open_database
 
 BIG = 1_700_000_000_123_456_789  # absolute ns: float64 would round it
@@ -73,6 +79,21 @@ def test_int_frame_reads_rows_beyond_the_counted_ones(
     assert out["a"].tolist() == [1, BIG, 3, 4]
 
 
+def test_int_frame_columns_keep_only_their_own_memory(tmp_path: Path) -> None:
+    """A column the reader drops once converted (times, name ids) frees its own array: no
+    column is a view into one block of all the columns."""
+    rows: list[tuple[object, object]] = [(i, 100 + i % 3) for i in range(20)]
+    with open_database(str(database(tmp_path / "t.db", rows))) as db:
+        out = db.int_frame("t", ["a", "name"])
+    for column, expected in (("a", list(range(20))), ("name", [100 + i % 3 for i in range(20)])):
+        values = out[column].array._data
+        owner = values
+        while isinstance(owner.base, np.ndarray):
+            owner = owner.base
+        assert owner.nbytes == values.nbytes == 20 * 8  # not one block of both columns
+        assert values.tolist() == expected
+
+
 def test_int_frame_of_absent_table_and_lacking_column(tmp_path: Path) -> None:
     with open_database(str(database(tmp_path / "t.db", ROWS[:2]))) as db:
         assert db.int_frame("nope", ["a"]).empty
@@ -97,6 +118,75 @@ def test_text_per_distinct_runs_once_per_distinct_id() -> None:
 def test_text_per_distinct_of_object_cells() -> None:
     out = text_per_distinct(pd.Series([3, "x", None], dtype="object"), lambda c: str(c))
     assert out.tolist() == ["3", "x", "None"]
+
+
+def test_categories_per_distinct_runs_once_per_distinct_id() -> None:
+    calls: list[object] = []
+
+    def name(cell: object) -> str | None:
+        calls.append(cell)
+        return None if cell is None else f"k{cell}"
+
+    cells = pd.Series(pd.array([2, 1, 2, None, 1, 12], dtype="Int64"), index=range(5, 11))
+    out = categories_per_distinct(cells, name)
+    assert isinstance(out.dtype, pd.CategoricalDtype)
+    # each text once, sorted as text ("k12" before "k2"), object dtype as the schema keeps them
+    assert list(out.cat.categories) == ["k1", "k12", "k2"]
+    assert out.cat.categories.dtype == object
+    assert out.cat.codes.tolist() == [2, 0, 2, -1, 0, 1]
+    assert list(out.index) == list(range(5, 11))
+    assert sorted(calls, key=str) == [1, 12, 2, None]
+
+
+def test_categories_per_distinct_keeps_only_texts_that_occur() -> None:
+    def same(cell: object) -> str:
+        return "none" if cell is None else "same"
+
+    # two ids, one text; no missing cell, so fn(None)'s text is no category
+    out = categories_per_distinct(pd.Series(pd.array([1, 2], dtype="Int64")), same)
+    assert list(out.cat.categories) == ["same"] and out.tolist() == ["same", "same"]
+    # a missing cell gets fn(None), as text_per_distinct gives it
+    out = categories_per_distinct(pd.Series(pd.array([1, None], dtype="Int64")), same)
+    assert list(out.cat.categories) == ["none", "same"] and out.tolist() == ["same", "none"]
+
+
+def test_categories_per_distinct_of_object_cells_runs_per_cell() -> None:
+    calls: list[object] = []
+
+    def text(cell: object) -> str | None:
+        calls.append(cell)
+        return None if cell is None else f"<{cell}>"
+
+    out = categories_per_distinct(pd.Series([3, "x", None, 3], dtype="object"), text)
+    assert calls == [3, "x", None, 3]  # a damaged column: every cell, in row order
+    assert list(out.cat.categories) == ["<3>", "<x>"]
+    assert out.cat.codes.tolist() == [0, 1, -1, 0]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from([1, 2, 3, 40, None]), max_size=12))
+def test_categories_per_distinct_has_the_values_of_text_per_distinct(
+    ids: list[int | None],
+) -> None:
+    names = {1: "b", 2: "a", 3: "b", 40: None}  # two ids share a text; one id has none
+
+    def name(cell: object) -> str | None:
+        return "missing" if cell is None else names[int(cell)]  # type: ignore[call-overload]
+
+    cells = pd.Series(pd.array(ids, dtype="Int64"))
+    strings = text_per_distinct(cells, name)
+    out = categories_per_distinct(cells, name)
+    assert out.astype("string").tolist() == strings.tolist()
+    assert list(out.cat.categories) == sorted(set(strings.dropna()))
+
+
+@pytest.mark.parametrize("dtype", ["category", "string"])
+def test_text_column_builds_the_schema_dtype(dtype: str) -> None:
+    cells = pd.Series(pd.array([7, 8, 7], dtype="Int64"))
+    out = text_column(cells, lambda c: f"n{c}", dtype)
+    assert isinstance(out.dtype, pd.CategoricalDtype) == (dtype == "category")
+    assert out.dtype == pd.StringDtype() or dtype == "category"
+    assert out.astype("string").tolist() == ["n7", "n8", "n7"]
 
 
 times = st.lists(
