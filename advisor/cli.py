@@ -6,6 +6,7 @@ A user never sees a traceback unless ``--debug`` is given.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import io
 import json
@@ -47,6 +48,9 @@ class _Group(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in LAZY_COMMANDS:
             _register(LAZY_COMMANDS[cmd_name])
+            # the modules imported so far live as long as the run: the garbage collector need
+            # not walk them again each time the objects of a big input trigger a full pass
+            gc.freeze()
         return self.commands.get(cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:

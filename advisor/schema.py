@@ -218,8 +218,8 @@ def _coerce(table: str, col: str, series: pd.Series, dtype: str) -> pd.Series:
     try:
         if series.dtype == _DTYPES.get(dtype):  # already valid (a profile validated again)
             return series
-        if dtype == CAT:
-            return _categorical(series)
+        if dtype == CAT or (table == "metrics" and _text_categories(series, dtype)):
+            return _categorical(series)  # repeated text: names stored once
         if dtype == INT and series.dtype == np.float64:  # the common case, vectorised in numpy
             return _float_to_int(series.to_numpy())
         if dtype == FLOAT:
@@ -239,6 +239,12 @@ def _coerce(table: str, col: str, series: pd.Series, dtype: str) -> pd.Series:
         raise SchemaError(
             f"table {table!r} column {col!r}: cannot coerce to {dtype}: {exc}"
         ) from exc
+
+
+def _text_categories(series: pd.Series, dtype: str) -> bool:
+    """A text column of ``metrics`` given as a categorical (a raw ncu page: the same kernel,
+    metric and unit names on hundreds of thousands of rows) stays one, its categories sorted."""
+    return dtype == STR and isinstance(series.dtype, pd.CategoricalDtype)
 
 
 def _categorical(series: pd.Series) -> pd.Series:

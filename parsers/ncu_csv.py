@@ -21,7 +21,9 @@ Format ``ncu-csv``.  Three table layouts, told apart by their header (FORMATS.md
 
 Lines around the table (``==PROF==``, ``==WARNING==``, ``==ERROR==``, application output that
 does not start with a double quote) are skipped; a repeated header starts a new table (runs
-concatenated into one file).  Columns are found by name.  A file whose table has no rows reads
+concatenated into one file).  A file that is one raw page and nothing after it (every ``--page
+raw`` export) is not split into lines at all: its rows go to the columnar reader as the file's
+bytes (:func:`one_raw_table`).  Columns are found by name.  A file whose table has no rows reads
 as an empty profile, which :func:`parsers.read` reports as no kernel data (quoting an
 ``==ERROR==`` line when there is one).  Numbers and units: :mod:`parsers.ncu_values`.
 """
@@ -38,6 +40,7 @@ import pandas as pd
 from advisor import schema
 from advisor.profile import Profile, Provenance
 from parsers.ncu_csv_layouts import Table, read_table
+from parsers.ncu_melt import categorical
 from parsers.ncu_values import int_or_na
 from parsers.registry import TextFormat, register
 from parsers.source import Source, is_preamble
@@ -49,6 +52,10 @@ _SUMMARY = frozenset(
     {"Kernel Name", "Invocations", "Metric Name", "Metric Unit", "Minimum", "Maximum", "Average"}
 )
 _HEADER_START = re.compile(r'^\s*"(ID|Process ID)",')
+_HEADER_STARTS = (b'"ID",', b'"Process ID",')
+#: status lines looked through for the header of a raw table read from the bytes
+_PREAMBLE_LIMIT = 1000
+_QUOTE, _NEWLINE = ord('"'), ord("\n")
 #: "Nsight Compute 2023.2.2", "nsight-compute/2023.2.2/...", "NsightCompute-2019.1"
 _VERSION = re.compile(r"nsight[\s_-]?compute\D{0,40}?(\d{4}\.\d+(?:\.\d+){0,2})", re.I)
 
@@ -88,9 +95,12 @@ def sniff_ncu_csv(head: Sequence[str]) -> bool:
 
 def read_ncu_csv(src: Source) -> Profile:
     """Read every ncu table of ``src`` into one Profile (see the module docstring)."""
-    tables, skipped = _tables(src)
+    whole = one_raw_table(src)
+    tables, skipped = ([whole], 0) if whole is not None else _tables(src)
     if not tables:
         raise src.malformed(0, 'no Nsight Compute CSV header ("ID","Process ID",...) found')
+    # the status lines naming the version lie before the header of a table read from the bytes
+    version = _version(src.head(whole.header_line) if whole is not None else src.lines)
     parts = [read_table(src, t) for t in tables]
     collected: dict[str, list[pd.DataFrame | None]] = {
         t: [] for t in ("launches", "metrics", "rules", "kernel_summary", "devices")
@@ -121,10 +131,58 @@ def read_ncu_csv(src: Source) -> Profile:
         format=FORMAT,
         profiler="ncu",
         modes=tuple(modes),
-        profiler_version=_version(src.lines),
+        profiler_version=version,
         notes=tuple(dict.fromkeys(notes)),
     )
     return Profile(provenance=(provenance,), **frames)
+
+
+def one_raw_table(src: Source) -> Table | None:
+    """The file's raw-page table with its rows left as bytes (:attr:`Table.data`), when the
+    file is status lines, a raw header and quoted rows up to its end (every ``ncu --page raw
+    --csv`` export); None for anything else, which :func:`_tables` splits line by line.
+
+    Equal to what :func:`_tables` finds: every line after the header starts and ends with a
+    double quote (so none is blank, a status line or application output, and stripping it
+    changes nothing), none starts as a header does, and the file has no carriage return."""
+    raw = src.raw
+    if raw is None or b"\r" in raw:
+        return None
+    start, index = 0, 0
+    while index < _PREAMBLE_LIMIT:
+        end = raw.find(b"\n", start)
+        if end < 0:
+            return None
+        line = raw[start:end].decode("utf-8")
+        if line.strip() and not is_preamble(line):
+            found = _header(line.strip())
+            if found is None or found[0] != "raw" or not _quoted_rows(raw, end + 1):
+                return None
+            return Table("raw", found[1], index, data=memoryview(raw)[end + 1 :])
+        start, index = end + 1, index + 1
+    return None
+
+
+def _quoted_rows(raw: bytes, start: int, chunk: int = 1 << 22) -> bool:
+    """True when ``raw[start:]`` has lines, each starts and ends with a double quote (the last
+    one may lack its newline) and none starts as a header (a second table: runs concatenated),
+    looked at with numpy a chunk at a time."""
+    octets = np.frombuffer(raw, dtype=np.uint8)
+    size = len(octets)
+    if start >= size or octets[start] != _QUOTE or octets[-1] not in (_QUOTE, _NEWLINE):
+        return False
+    for at in range(start, size, chunk):
+        ends = np.flatnonzero(octets[at : at + chunk] == _NEWLINE) + at
+        starts = ends[ends + 1 < size] + 1
+        if not ((octets[ends - 1] == _QUOTE).all() and (octets[starts] == _QUOTE).all()):
+            return False
+        if at == start:
+            starts = np.concatenate(([start], starts))
+        second = octets[np.minimum(starts + 1, size - 1)]
+        for begin in starts[(second == ord("I")) | (second == ord("P"))].tolist():
+            if raw.startswith(_HEADER_STARTS, begin):
+                return False
+    return True
 
 
 def _tables(src: Source) -> tuple[list[Table], int]:
@@ -161,9 +219,18 @@ def _name_devices(frames: dict[str, pd.DataFrame]) -> None:
     names = {int(d): str(n) for d, n in zip(devices["device_id"], devices["name"], strict=True)}
     if not names:
         return
-    for table in ("launches", "metrics", "kernel_summary"):
+    for table in ("launches", "kernel_summary"):
         frame = frames[table]
         frame["device"] = frame["device_id"].astype("Int64").map(names).astype("string")
+    # one per metrics row (a raw page: launches x metrics): each name stored once
+    words = sorted(set(names.values()))
+    device_id = frames["metrics"]["device_id"].astype("Int64")
+    known = device_id.notna().to_numpy()
+    ids = device_id.to_numpy(dtype=np.int64, na_value=0)
+    codes = np.full(len(ids), -1, dtype=np.int64)
+    for device, name in names.items():
+        codes[known & (ids == device)] = words.index(name)
+    frames["metrics"]["device"] = categorical(codes, words)
 
 
 def _version(lines: Sequence[str]) -> str | None:

@@ -24,7 +24,7 @@ import pandas as pd
 
 from advisor import schema
 from parsers.ncu_frames import build_devices, device_ids, launch_rows
-from parsers.ncu_raw import read_raw_columns
+from parsers.ncu_raw import convert_raw_cells, read_raw_cells
 from parsers.ncu_values import (
     IMPLIED_UNITS,
     decimal_comma_style,
@@ -46,6 +46,8 @@ class Table:
     rows: list[list[str]] = field(default_factory=list)
     lines: list[int] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)  # raw layout: the lines, split when read
+    #: raw layout read from the bytes: the file's bytes from the first row on (texts unused)
+    data: memoryview | None = None
 
 
 @dataclass
@@ -221,22 +223,40 @@ def _summary(frame: pd.DataFrame) -> Frames:
 def _raw(src: Source, table: Table) -> Frames:
     """--page raw (FORMATS.md §2.3): one row per launch, one column per metric, units row.
 
-    Read by columns (:mod:`parsers.ncu_raw`); row by row when that reader declines the table,
-    which also names the line of a malformed row."""
-    header = table.header
+    Read by columns (:mod:`parsers.ncu_raw`), from the file's bytes when the table runs to its
+    end (the bytes are released once its cells are read); row by row when that reader declines
+    the table, which also names the line of a malformed row."""
+    header, alone = table.header, table.data is not None
     is_metric = [bool(_METRIC_COLUMN.match(h)) for h in header]
-    fast = read_raw_columns(header, table.texts, is_metric)
-    if fast is None:
+    cells = read_raw_cells(header, table.texts if table.data is None else table.data, is_metric)
+    table.data = None
+    if alone and cells is not None:
+        src.release()
+    page = convert_raw_cells(cells, alone) if cells is not None else None
+    if page is None:
+        if alone:
+            _split_lines(src, table)
         return _raw_rows(src, table, is_metric)
-    ids, metrics, notes = fast
-    launches = launch_rows(ids, metrics)
+    launches = launch_rows(page.ids, page.facts)
+    metrics = page.metrics
     metrics["device_id"] = launches["device_id"].array.take(metrics["launch_id"].to_numpy())
     return Frames(
         launches=launches,
         metrics=metrics,
-        devices=build_devices(launches["device_id"], ids.get("CC"), metrics),
-        notes=notes,
+        devices=build_devices(launches["device_id"], page.ids.get("CC"), page.facts),
+        notes=page.notes,
     )
+
+
+def _split_lines(src: Source, table: Table) -> None:
+    """Fill ``texts``/``lines`` of a table found in the bytes (:attr:`Table.data`): every line
+    after its header up to the end of the file, the last one when it is not empty."""
+    first = table.header_line + 1
+    lines = src.lines[first:]
+    if lines and not lines[-1]:
+        lines = lines[:-1]
+    table.texts = [line.strip() for line in lines]
+    table.lines = list(range(first, first + len(lines)))
 
 
 def _split(src: Source, table: Table) -> list[list[str]]:

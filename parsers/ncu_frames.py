@@ -10,13 +10,16 @@ memory bandwidth computed as for reports (2 x memory clock x bus width / 8).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from parsers.names import compute_capability, parse_dims, split_device
 from parsers.ncu_values import id_number, int_or_na
+
+T = TypeVar("T")
 
 #: launches column <- canonical metric
 _FROM_METRICS = {
@@ -40,15 +43,40 @@ LAUNCH_TOOL_METRICS: tuple[str, ...] = (
 )
 
 
+def each_distinct(cells: pd.Series, convert: Callable[[Any], T]) -> list[T]:
+    """``[convert(c) for c in cells]``, calling ``convert`` once per distinct cell (a column of
+    ten thousand launches repeats a few dozen texts)."""
+    codes, uniq = pd.factorize(cells, use_na_sentinel=True)
+    if (codes < 0).any():  # missing cells: each as it is
+        return [convert(c) for c in cells]
+    table = [convert(u) for u in uniq]
+    return [table[c] for c in codes.tolist()]
+
+
+class Facts(Protocol):
+    """Metric values read without a metrics frame (the raw page's grid, parsers.ncu_melt)."""
+
+    def first(
+        self, key: str, names: Iterable[str], n: int, column: str = "value"
+    ) -> dict[str, pd.Series]: ...
+
+
 def first_values(
-    metrics: pd.DataFrame, key: str, names: Iterable[str], n: int, column: str = "value"
+    metrics: pd.DataFrame | Facts,
+    key: str,
+    names: Iterable[str],
+    n: int,
+    column: str = "value",
 ) -> dict[str, pd.Series]:
     """name -> Series over launch ids 0..n-1 of the first non-missing ``column`` of the metrics
     rows whose ``key`` column (``metric`` or ``tool_metric``) is that name."""
+    if not isinstance(metrics, pd.DataFrame):
+        return metrics.first(key, names, n, column)
     wanted = list(names)
     dtype = float if column == "value" else object
-    present = metrics[
-        metrics[key].isin(wanted) & metrics[column].notna() & metrics["launch_id"].notna()
+    rows = metrics[["launch_id", key, column]]
+    present = rows[
+        rows[key].isin(wanted) & rows[column].notna() & rows["launch_id"].notna()
     ].drop_duplicates(["launch_id", key])
     out: dict[str, pd.Series] = {}
     for name in wanted:
@@ -62,11 +90,12 @@ def device_ids(rows: pd.DataFrame) -> pd.Series:
     """The device index of each row from a printed ``Device`` column ("0", "Tesla K40c (0)")."""
     if "Device" not in rows.columns:
         return pd.Series([pd.NA] * len(rows), dtype="Int64")
-    parsed = [split_device(str(c))[1] for c in rows["Device"]]
-    return pd.Series(parsed, dtype="Int64")
+    return pd.Series(
+        each_distinct(rows["Device"], lambda c: split_device(str(c))[1]), dtype="Int64"
+    )
 
 
-def launch_rows(ids: pd.DataFrame, metrics: pd.DataFrame) -> pd.DataFrame:
+def launch_rows(ids: pd.DataFrame, metrics: pd.DataFrame | Facts) -> pd.DataFrame:
     """One launches row per row of ``ids`` (the printed identification columns, in launch-id
     order 0..n-1) completed from the launch's metrics rows."""
     ids = ids.reset_index(drop=True)
@@ -79,7 +108,11 @@ def launch_rows(ids: pd.DataFrame, metrics: pd.DataFrame) -> pd.DataFrame:
     for column, (printed, tool) in _ID_COLUMNS.items():
         out[column] = int_or_na(_numbers(ids, printed, n).fillna(by_tool[tool]))
     for prefix, printed in (("grid", "Grid Size"), ("block", "Block Size")):
-        dims = [parse_dims(str(c)) for c in ids[printed]] if printed in ids else [None] * n
+        dims = (
+            each_distinct(ids[printed], lambda c: parse_dims(str(c)))
+            if printed in ids
+            else [None] * n
+        )
         for axis, name in enumerate("xyz"):
             values = pd.Series([d[axis] if d else np.nan for d in dims], dtype=float)
             values = values.fillna(by_tool[f"launch__{prefix}_dim_{name}"])
@@ -93,11 +126,11 @@ def launch_rows(ids: pd.DataFrame, metrics: pd.DataFrame) -> pd.DataFrame:
 def _numbers(ids: pd.DataFrame, column: str, n: int) -> pd.Series:
     if column not in ids:
         return pd.Series(np.nan, index=range(n), dtype=float)
-    return pd.Series([id_number(c) for c in ids[column]], dtype=float)
+    return pd.Series(each_distinct(ids[column], id_number), dtype=float)
 
 
 def build_devices(
-    device_id: pd.Series, cc: pd.Series | None, metrics: pd.DataFrame
+    device_id: pd.Series, cc: pd.Series | None, metrics: pd.DataFrame | Facts
 ) -> pd.DataFrame:
     """The ``devices`` rows of one table.
 
@@ -109,20 +142,21 @@ def build_devices(
     n = len(device_id)
     value = first_values(metrics, "tool_metric", _ATTRIBUTES, n)
     name = first_values(metrics, "tool_metric", [_NAME], n, column="text")[_NAME]
-    sm_count = first_values(metrics, "metric", ["sm_count"], n)["sm_count"]
+    sm_count = first_values(metrics, "metric", [_SM_COUNT], n)[_SM_COUNT]
     major = value["device__attribute_compute_capability_major"]
     minor = value["device__attribute_compute_capability_minor"]
-    from_attrs = pd.Series(
-        [compute_capability(a, b) for a, b in zip(major, minor, strict=True)],
-        index=range(n),
-        dtype=object,
-    )
+    pairs = pd.MultiIndex.from_arrays([major, minor])  # a few distinct (major, minor) pairs
+    codes, distinct = pd.factorize(pairs)
+    from_distinct = [compute_capability(a, b) for a, b in distinct] + [None]
+    from_attrs = pd.Series([from_distinct[c] for c in codes.tolist()], index=range(n), dtype=object)
     memory_hz = value["device__attribute_memory_clock_rate"].fillna(
         value["device__attribute_max_mem_frequency_khz"]
     )
     printed = pd.Series([None] * n, dtype=object)
     if cc is not None:
-        printed = pd.Series([c.strip() or None for c in cc.astype(str)], dtype=object)
+        printed = pd.Series(
+            each_distinct(cc.astype(str), lambda c: c.strip() or None), dtype=object
+        )
     frame = pd.DataFrame(
         {
             "device_id": device_id.reset_index(drop=True).astype("Int64"),
@@ -150,6 +184,7 @@ def build_devices(
 
 
 _NAME = "device__attribute_display_name"
+_SM_COUNT = "sm_count"
 _ATTRIBUTES: tuple[str, ...] = (
     "device__attribute_compute_capability_major",
     "device__attribute_compute_capability_minor",

@@ -256,11 +256,15 @@ class _PerLaunch:
 
     def finite_names(self, units: Sequence[Unit]) -> set[str]:
         """Metric names with a finite value in the per-launch rows of ``units``."""
-        blocks = [self._where[u.launch_id] for u in units if u.launch_id in self._where]
-        if not blocks:
+        blocks = np.array(
+            [self._where[u.launch_id] for u in units if u.launch_id in self._where], dtype=np.int64
+        )
+        if not len(blocks):
             return set()
-        spans = [np.arange(self._starts[k], self._ends[k]) for k in blocks]
-        picked = np.concatenate(spans)
+        # the rows of every block, block after block (the aranges of the blocks, concatenated)
+        lengths = self._ends[blocks] - self._starts[blocks]
+        shift = self._starts[blocks] - (np.cumsum(lengths) - lengths)
+        picked = np.repeat(shift, lengths) + np.arange(int(lengths.sum()))
         picked = picked[np.isfinite(self._value[picked]) & (self._code[picked] >= 0)]
         return {str(self._names[c]) for c in np.unique(self._code[picked])}
 

@@ -21,12 +21,14 @@ from collections import ChainMap
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import compress
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from advisor import metric_map
+from advisor.criteria import unit_columns as columns
 from advisor.profile import Profile
 
 Values = Mapping[str, float]
@@ -194,10 +196,15 @@ def apply(
     known = _known_names((), extra) | (
         unit_names if unit_names is not None else _known_names(units, {})
     )
+    values = [u.values for u in units]
     for recipe in recipes:
         if not known.issuperset(recipe.needs):
             continue
-        fed = [u for u in units if all(_has(u.values, extra, n) for n in recipe.needs)]
+        fed = list(compress(units, columns.fed(values, recipe.needs, extra).tolist()))
+        if fed and all(u.members is None for u in fed):  # one launch per unit: no split
+            formula = recipe.formula
+            found = [_clip_none(formula(_view(u.values, extra))) for u in fed]
+            return Outcome(recipe, tuple(fed), tuple(found))
         if fed:
             out_units: list[Unit] = []
             results: list[float | None] = []
@@ -330,6 +337,9 @@ def weighted_mean(pairs: Sequence[tuple[Unit, float]]) -> float:
         return _launch_mean(pairs)
     if len(pairs) == 1:
         return pairs[0][1]
+    if all(type(v) is float for _, v in pairs):  # on arrays, the same sums in the same order
+        durations = np.array([u.weight_ns for u, _ in pairs], dtype=float)
+        return columns.mean(np.array([v for _, v in pairs]), durations)
     weights = [u.weight_ns for u, _ in pairs]
     if any(w is None or not w > 0 for w in weights):
         return sum(v for _, v in pairs) / len(pairs)
@@ -366,6 +376,15 @@ def evidence(units: Sequence[Unit], names: Iterable[str], extra: Values) -> dict
     names = tuple(names)
     if any(u.members is not None for u in units) and DURATION in names:
         units = [one for u in units for one in (_split(u) if u.members is not None else (u,))]
+    if all(u.members is None for u in units):  # one launch per unit: on columns
+        values = [u.values for u in units]
+        weights = np.array([u.weight_ns for u in units], dtype=float)
+        for name in names:
+            column = columns.column(values, name, extra)
+            finite = np.isfinite(column)
+            if finite.any():
+                out[name] = columns.mean(column[finite], weights[finite])
+        return out
     for name in names:
         pairs = [
             (u, float(u.values.get(name, extra.get(name))))  # type: ignore[arg-type]
