@@ -7,7 +7,10 @@ base unit named by ``metrics.unit`` (see :data:`BASE_UNITS`).
 
 Each table is a pandas DataFrame with exactly the columns listed here, in this order, with these
 dtypes; :func:`validate` coerces a parser's frame to it and rejects unknown or missing columns.
-Missing values are ``pd.NA``/``NaN``, never a sentinel such as 0 or -1.
+Missing values are ``pd.NA``/``NaN``, never a sentinel such as 0 or -1.  Names repeated row
+after row (``launches.name``/``device``, the names and units of ``metrics``) are categoricals
+(:data:`CAT`) whose categories are the distinct strings, sorted and all used, whichever reader
+produced them: a million-launch trace stores its few dozen kernel names once.
 """
 
 from __future__ import annotations
@@ -119,13 +122,13 @@ TABLES: dict[str, dict[str, str]] = {
     # value = average, ``minimum``/``maximum``/``total`` where the tool prints them.
     "metrics": {
         "launch_id": INT,
-        "kernel": STR,
-        "device": STR,
+        "kernel": CAT,
+        "device": CAT,
         "device_id": INT,
-        "metric": STR,  # canonical name (advisor/data/metric_map.csv), else the tool's name
-        "tool_metric": STR,  # the name (or label / description) exactly as the tool printed it
-        "section": STR,  # ncu section or nvprof "event"/"metric"
-        "unit": STR,  # base unit of value/minimum/maximum/total (see BASE_UNITS)
+        "metric": CAT,  # canonical name (advisor/data/metric_map.csv), else the tool's name
+        "tool_metric": CAT,  # the name (or label / description) exactly as the tool printed it
+        "section": CAT,  # ncu section or nvprof "event"/"metric"
+        "unit": CAT,  # base unit of value/minimum/maximum/total (see BASE_UNITS)
         "value": FLOAT,
         "minimum": FLOAT,
         "maximum": FLOAT,
@@ -218,7 +221,7 @@ def _coerce(table: str, col: str, series: pd.Series, dtype: str) -> pd.Series:
     try:
         if series.dtype == _DTYPES.get(dtype):  # already valid (a profile validated again)
             return series
-        if dtype == CAT or (table == "metrics" and _text_categories(series, dtype)):
+        if dtype == CAT:
             return _categorical(series)  # repeated text: names stored once
         if dtype == INT and series.dtype == np.float64:  # the common case, vectorised in numpy
             return _float_to_int(series.to_numpy())
@@ -239,12 +242,6 @@ def _coerce(table: str, col: str, series: pd.Series, dtype: str) -> pd.Series:
         raise SchemaError(
             f"table {table!r} column {col!r}: cannot coerce to {dtype}: {exc}"
         ) from exc
-
-
-def _text_categories(series: pd.Series, dtype: str) -> bool:
-    """A text column of ``metrics`` given as a categorical (a raw ncu page: the same kernel,
-    metric and unit names on hundreds of thousands of rows) stays one, its categories sorted."""
-    return dtype == STR and isinstance(series.dtype, pd.CategoricalDtype)
 
 
 def _categorical(series: pd.Series) -> pd.Series:

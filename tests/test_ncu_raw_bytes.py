@@ -205,7 +205,7 @@ def test_text_columns_are_sorted_categoricals(page: Path) -> None:
     assert metrics["device"].unique().tolist() == [gen_ncu.DEVICE_NAME]
 
 
-def test_schema_keeps_a_categorical_text_column_normalised() -> None:
+def test_schema_makes_repeated_metric_names_sorted_categoricals() -> None:
     rows = pd.DataFrame(
         {
             "launch_id": [0, 1, 2],
@@ -218,7 +218,13 @@ def test_schema_keeps_a_categorical_text_column_normalised() -> None:
     kernel = out["kernel"]
     assert isinstance(kernel.dtype, pd.CategoricalDtype)
     assert list(kernel.dtype.categories) == ["a", "b"]  # sorted, the unused one dropped
-    assert kernel.tolist() == ["b", "a", "b"] and out["metric"].dtype == pd.StringDtype()
+    assert kernel.tolist() == ["b", "a", "b"]
+    metric = out["metric"]  # given as text, made the schema's categorical too
+    assert isinstance(metric.dtype, pd.CategoricalDtype) and list(metric.cat.categories) == [
+        "x",
+        "y",
+    ]
+    assert out["text"].dtype == pd.StringDtype()  # free text stays text
     assert np.isnan(out["minimum"]).all()
     # elsewhere a text column stays plain text
     devices = schema.validate("devices", pd.DataFrame({"name": pd.Categorical(["GPU"])}))
