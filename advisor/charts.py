@@ -87,20 +87,23 @@ def timeline_chart(timeline: Timeline) -> Markup:
         ax = fig.add_subplot(1, 1, 1)
         t0 = timeline.span_ns[0]
         kinds = sorted({i.kind for i in timeline.intervals})
+        bars_of: dict[tuple[str, str], list[tuple[float, float]]] = {}
+        for i in timeline.intervals:  # one pass, each (kind, stream) in interval order
+            bars_of.setdefault((i.kind, i.stream), []).append(
+                ((i.start_ns - t0) / 1e6, (i.end_ns - i.start_ns) / 1e6)
+            )
         for kind in kinds:
+            labelled = False  # the first stream row holding ``kind`` carries the legend label
             for row, stream in enumerate(streams):
-                bars = [
-                    ((i.start_ns - t0) / 1e6, (i.end_ns - i.start_ns) / 1e6)
-                    for i in timeline.intervals
-                    if i.kind == kind and i.stream == stream
-                ]
+                bars = bars_of.get((kind, stream))
                 if bars:
                     ax.broken_barh(
                         bars,
                         (row - 0.35, 0.7),
                         facecolors=_KIND_COLOURS.get(kind, _OTHER_KIND),
-                        label=kind if row == _first_row(timeline, streams, kind) else None,
+                        label=None if labelled else kind,
                     )
+                    labelled = True
         for a, b in timeline.gaps:
             ax.axvspan((a - t0) / 1e6, (b - t0) / 1e6, color=_GAP, alpha=0.15, linewidth=0)
         ax.set_yticks(range(len(streams)))
@@ -143,14 +146,6 @@ def streams_chart(seq: StreamsSequence) -> Markup:
         ax.set_ylabel("predicted time (ms)")
         fig.subplots_adjust(left=0.13, right=0.98, top=0.95, bottom=0.2)
         return svg_markup(fig)
-
-
-def _first_row(timeline: Timeline, streams: Sequence[str], kind: str) -> int:
-    """The first stream row holding ``kind`` (its bars carry the legend label once)."""
-    for row, stream in enumerate(streams):
-        if any(i.kind == kind and i.stream == stream for i in timeline.intervals):
-            return row
-    return -1
 
 
 def _stream_key(stream: str) -> tuple[int, float, str]:

@@ -11,6 +11,7 @@ the :data:`DETAIL_KERNELS` kernels with the largest share of GPU time are shown 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -331,27 +332,35 @@ def _streams(profile: Profile) -> tuple[tuple[StreamsSequence, ...], tuple[str, 
     from advisor.models import streams_analysis  # the model is optional for the report
 
     try:
-        data = streams_analysis.to_dict(streams_analysis.analyze_streams(profile))
+        analysis = streams_analysis.analyze_streams(profile)
     except InputError:
         return (), ()  # no transfer-kernel-transfer timeline: nothing to advise
     except UsageError as exc:  # the model lacks a device fact (compute capability)
         return (), (f"streams advice not available: {exc}",)
+    number = streams_analysis.json_number  # the values of ``streams --json`` (to_dict)
     sequences = tuple(
         StreamsSequence(
-            index=int(s["index"]),
-            model_title=str(s["model_title"]),
-            optimal_n=int(s["optimal_n"]),
-            measured_streams=int(s["measured_streams"]),
-            measured_ms=s["measured_ms"],
-            predicted_1_ms=s["predicted_1_ms"],
-            predicted_optimal_ms=s["predicted_optimal_ms"],
-            saving_frac=s["saving_frac"],
-            curve_ms=tuple(s["curve_ms"]),
-            notes=tuple(s["notes"]),
+            index=r.index,
+            model_title=r.prediction.model.title,
+            optimal_n=r.prediction.optimal_n,
+            measured_streams=r.measured_streams,
+            measured_ms=number(r.measured_ms),
+            predicted_1_ms=number(r.prediction.predicted_1_ms),
+            predicted_optimal_ms=number(r.prediction.predicted_optimal_ms),
+            saving_frac=number(r.prediction.saving_frac),
+            curve_ms=_finite_curve(r.prediction.curve_ms),
+            notes=r.notes,
         )
-        for s in data["sequences"]
+        for r in analysis.results
     )
-    return sequences, tuple(data["notes"])
+    return sequences, analysis.timeline.notes
+
+
+def _finite_curve(curve: tuple[float, ...]) -> tuple[float | None, ...]:
+    """The predicted curve with NaN and infinities as None (as ``streams --json`` writes it)."""
+    if all(map(math.isfinite, curve)):
+        return curve
+    return tuple(None if not math.isfinite(v) else float(v) for v in curve)
 
 
 def _profile_devices(profile: Profile) -> tuple[str, ...]:

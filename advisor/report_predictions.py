@@ -35,7 +35,7 @@ from advisor.devices import DeviceSpec, find_device
 from advisor.errors import InputError, UsageError
 from advisor.models import bsp, maxsum
 from advisor.models.bsp_app import AppDescription
-from advisor.models.bsp_profile import COLLECT_HINT, counts_from_profile
+from advisor.models.bsp_profile import COLLECT_HINT, counts_from_profile, launches_by_kernel
 from advisor.models.maxsum_input import KernelDescription
 from advisor.profile import Profile
 
@@ -159,9 +159,11 @@ def _bsp(
     clock, cores = float(device.boost_clock_hz), bsp.gpu_cores(device)
     found: list[tuple[int, Any, float | None]] = []
     missing: list[str] = []
-    for rank, k in enumerate(kernels[:BSP_KERNELS], start=1):
+    modelled = kernels[:BSP_KERNELS]
+    rows = launches_by_kernel(profile, [str(k["name"]) for k in modelled])
+    for rank, k in enumerate(modelled, start=1):
         try:
-            counts = counts_from_profile(profile, str(k["name"]))
+            counts = counts_from_profile(profile, str(k["name"]), rows[str(k["name"])])
         except (InputError, ValueError) as exc:
             detail = exc.detail if isinstance(exc, InputError) else str(exc)
             missing.append(f"{_short(str(k['name']))}: {_reason(detail, str(k['name']))}")

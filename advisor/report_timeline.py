@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from advisor.models.timeline_arrays import lexsort
 from advisor.profile import Profile
 
 #: intervals drawn on the timeline chart (the longest are kept: a chart cannot show more)
@@ -35,16 +36,77 @@ class Timeline:
 
 
 def timeline(profile: Profile) -> Timeline | None:
-    """Kernels and transfers by stream with the GPU's idle gaps, or None without start times."""
-    parts = []
+    """Kernels and transfers by stream with the GPU's idle gaps, or None without start times.
+
+    Activities are ordered by (start, end, kind), the sort stable; the chart keeps the
+    :data:`TIMELINE_MAX_INTERVALS` longest (the first of equal durations in that order)."""
+    frames = []
     for frame, kind in ((profile.launches, None), (profile.transfers, "transfer")):
         if frame.empty or "start_ns" not in frame or "duration_ns" not in frame:
             continue
+        frames.append((frame, kind))
+    if not frames:
+        return None
+    kinds: list[np.ndarray] = []
+    labels: list[str] = ["kernel"]
+    for frame, kind in frames:
+        if kind is None:
+            kinds.append(np.zeros(len(frame), dtype=np.int64))
+            continue
+        if frame["kind"].isna().any():  # not a trace the arrays below are written for
+            return _timeline_frame(frames)
+        codes, values = pd.factorize(frame["kind"].astype(str))
+        kinds.append(codes.astype(np.int64) + len(labels))
+        labels += [str(v) for v in values]
+    names = sorted(set(labels))
+    rank = np.array([names.index(label) for label in labels], dtype=np.int64)
+    start = np.concatenate([_floats(f["start_ns"]) for f, _ in frames])
+    duration = np.concatenate([_floats(f["duration_ns"]) for f, _ in frames])
+    rows = np.flatnonzero(~(np.isnan(start) | np.isnan(duration)))
+    if len(rows) == 0:
+        return None
+    start, duration, kind = start[rows], duration[rows], rank[np.concatenate(kinds)[rows]]
+    end = start + duration
+    order = lexsort((kind, end, start))
+    span = (float(start.min()), float(end.max()))
+    gaps = _gaps(start[order], end[order], span)
+    kept = order[_longest(duration[order], TIMELINE_MAX_INTERVALS)]
+    kept = kept[np.lexsort((kind[kept], end[kept], start[kept]))]
+    streams = pd.concat([f["stream"] for f, _ in frames], ignore_index=True)
+    intervals = tuple(
+        Interval(_stream(s), names[k], a, b)
+        for s, k, a, b in zip(
+            streams.iloc[rows[kept]].tolist(),
+            kind[kept].tolist(),
+            start[kept].tolist(),
+            end[kept].tolist(),
+            strict=True,
+        )
+    )
+    return Timeline(intervals, gaps, span, dropped=len(rows) - len(kept))
+
+
+def _longest(duration: np.ndarray, n: int) -> np.ndarray:
+    """Positions of the ``n`` longest durations, longest first, the first of equal ones first
+    (``DataFrame.nlargest(n, keep="first")``): the candidates found by a partial sort."""
+    negative = -duration
+    candidates = np.arange(len(duration))
+    if len(duration) > n:
+        candidates = np.flatnonzero(negative <= np.partition(negative, n - 1)[n - 1])
+    return candidates[np.argsort(negative[candidates], kind="stable")][:n]
+
+
+def _floats(column: pd.Series) -> np.ndarray:
+    return column.to_numpy(dtype=float, na_value=np.nan)
+
+
+def _timeline_frame(frames: list[tuple[pd.DataFrame, str | None]]) -> Timeline | None:
+    """:func:`timeline` on a frame (kinds that are missing sort last)."""
+    parts = []
+    for frame, kind in frames:
         f = frame[["start_ns", "duration_ns", "stream"]].copy()
         f["kind"] = "kernel" if kind is None else frame["kind"].astype(str)
         parts.append(f)
-    if not parts:
-        return None
     df = pd.concat(parts, ignore_index=True).dropna(subset=["start_ns", "duration_ns"])
     if df.empty:
         return None

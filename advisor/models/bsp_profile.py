@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from advisor.errors import NoKernelData, UsageError
@@ -118,17 +119,63 @@ def _metric_means(profile: Profile, kernel: str) -> dict[str, float]:
     return {str(k): float(v) for k, v in means.items() if math.isfinite(float(v))}
 
 
-def _launches_of(profile: Profile, kernel: str) -> pd.DataFrame:
-    return profile.launches[profile.launches["name"].eq(kernel).fillna(False)]
+#: launch configuration columns (t = grid size × block size)
+_DIMS = ["grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"]
 
 
-def _threads(profile: Profile, kernel: str, metrics: dict[str, float]) -> tuple[float, str]:
-    launches = _launches_of(profile, kernel)
-    dims = ["grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"]
-    config = launches[dims].dropna()
-    if not config.empty:
-        per_launch = config.astype(float).prod(axis=1)
-        return float(per_launch.mean()), "launches grid × block"
+@dataclass(frozen=True)
+class KernelLaunches:
+    """What :func:`counts_from_profile` reads from one kernel's launches (profile order)."""
+
+    count: int
+    threads: pd.Series  # grid × block size of each launch whose six sizes are all known
+    durations: pd.Series  # ns, the known ones
+    devices: tuple[str, ...]  # distinct device names, first seen
+
+
+def kernel_launches(launches: pd.DataFrame) -> KernelLaunches:
+    """:class:`KernelLaunches` of ``launches`` (the rows of one kernel)."""
+    return KernelLaunches(
+        count=len(launches),
+        threads=launches[_DIMS].dropna().astype(float).prod(axis=1),
+        durations=pd.to_numeric(launches["duration_ns"], errors="coerce").dropna(),
+        devices=tuple(launches["device"].dropna().astype(str).unique().tolist()),
+    )
+
+
+def launches_by_kernel(profile: Profile, kernels: list[str]) -> dict[str, KernelLaunches]:
+    """:func:`kernel_launches` of each of ``kernels``, every launch read once: the names
+    compared as codes, grid × block multiplied in the same column order for all launches."""
+    launches = profile.launches
+    codes, names = pd.factorize(launches["name"])
+    where = {name: i for i, name in enumerate(names) if isinstance(name, str)}
+    threads = launches[_DIMS[0]].to_numpy(dtype=float, na_value=np.nan)
+    for column in _DIMS[1:]:
+        threads = threads * launches[column].to_numpy(dtype=float, na_value=np.nan)
+    known = ~np.isnan(threads)  # NaN: a size unknown (six sizes cannot overflow to inf)
+    durations = pd.to_numeric(launches["duration_ns"], errors="coerce").to_numpy(dtype=float)
+    device_codes, device_names = pd.factorize(launches["device"])
+    by_name = np.argsort(codes.astype(np.int16) if len(names) < 2**15 else codes, kind="stable")
+    bounds = np.searchsorted(codes[by_name], np.arange(len(names) + 1))
+    out: dict[str, KernelLaunches] = {}
+    for kernel in dict.fromkeys(kernels):
+        at = where.get(kernel)
+        rows = by_name[bounds[at] : bounds[at + 1]] if at is not None else np.array([], int)
+        devices = pd.unique(device_codes[rows])
+        out[kernel] = KernelLaunches(
+            count=len(rows),
+            threads=pd.Series(threads[rows[known[rows]]]),
+            durations=pd.Series(durations[rows][~np.isnan(durations[rows])]),
+            devices=tuple(dict.fromkeys(str(device_names[c]) for c in devices if c >= 0)),
+        )
+    return out
+
+
+def _threads(
+    profile: Profile, kernel: str, launches: KernelLaunches, metrics: dict[str, float]
+) -> tuple[float, str]:
+    if not launches.threads.empty:
+        return float(launches.threads.mean()), "launches grid × block"
     if "grid_size" in metrics and "block_size" in metrics:
         return metrics["grid_size"] * metrics["block_size"], "metrics grid_size × block_size"
     raise NoKernelData(
@@ -161,10 +208,16 @@ def _first(metrics: dict[str, float], names: tuple[str, ...]) -> tuple[float | N
     return None, ""
 
 
-def counts_from_profile(profile: Profile, kernel: str) -> ProfileCounts:
-    """Per-thread BSP counts of ``kernel`` (rules in the module docstring)."""
+def counts_from_profile(
+    profile: Profile, kernel: str, launches: KernelLaunches | None = None
+) -> ProfileCounts:
+    """Per-thread BSP counts of ``kernel`` (rules in the module docstring).  ``launches``: the
+    kernel's launches when the caller has them (:func:`launches_by_kernel`)."""
+    if launches is None:
+        frame = profile.launches
+        launches = kernel_launches(frame[frame["name"].eq(kernel).fillna(False)])
     metrics = _metric_means(profile, kernel)
-    threads, threads_src = _threads(profile, kernel, metrics)
+    threads, threads_src = _threads(profile, kernel, launches, metrics)
     if threads <= 0:
         raise NoKernelData(profile.path or "<profile>", f"kernel {kernel!r}: launch has 0 threads")
     sources: list[tuple[str, str]] = [("threads", threads_src)]
@@ -232,13 +285,11 @@ def counts_from_profile(profile: Profile, kernel: str) -> ProfileCounts:
         assumed.append(f"L2 hit rate {l2:.3f} reduced to 1 − L1 = {1 - l1:.3f}")
         l2 = 1.0 - l1
 
-    launches = _launches_of(profile, kernel)
-    durations = pd.to_numeric(launches["duration_ns"], errors="coerce").dropna()
-    devices = launches["device"].dropna().astype(str).unique().tolist()
+    durations, devices = launches.durations, launches.devices
     return ProfileCounts(
         kernel=kernel,
         device=devices[0] if len(devices) == 1 else None,
-        launches=len(launches),
+        launches=launches.count,
         measured_s=float(durations.mean()) * 1e-9 if len(durations) else None,
         counts=ThreadCounts(
             threads=threads,

@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from advisor.errors import UsageError
 
@@ -319,3 +321,63 @@ def predict_streams(
         closed_form=closed_form_optimum(model, t_thd_ms, t_e_ms, t_tdh_ms, t_sc_ms),
         regime=regime(model, t_thd_ms, t_e_ms, t_tdh_ms, best),
     )
+
+
+def _curves_ms(
+    model: StreamModel, thd: np.ndarray, e: np.ndarray, tdh: np.ndarray, t_sc: float, n: np.ndarray
+) -> np.ndarray:
+    """The predictors above for many sequences (rows) and n (columns) at once: the same
+    operations in the same order on float64, so every value equals the scalar predictor's."""
+    thd, e, tdh = thd[:, None], e[:, None], tdh[:, None]
+    t_oh = t_sc * n
+    if model.key == CC1.key:
+        t_t = thd + tdh
+        return np.where(t_t > e + t_t / n, t_t + t_oh, e + t_t / n + t_oh)
+    if model.key == CC2.key:
+        return np.where(thd > e, thd + e / n + tdh + t_oh, thd / n + e + tdh + t_oh)
+    if model.key == PIPELINE.key:
+        total = thd + e + tdh
+        slowest = np.maximum(np.maximum(thd, e), tdh)
+        return total / n + (n - 1) / n * slowest + t_oh
+    return thd + e + tdh + t_oh
+
+
+def predict_streams_many(
+    model: StreamModel,
+    t_thd_ms: Sequence[float],
+    t_e_ms: Sequence[float],
+    t_tdh_ms: Sequence[float],
+    t_sc_ms: float,
+    max_streams: int = DEFAULT_MAX_STREAMS,
+) -> list[StreamPrediction]:
+    """:func:`predict_streams` for each (t_Thd[i], t_E[i], t_Tdh[i]), the curves evaluated
+    together on arrays (same values); sequences with a time that is not finite take
+    :func:`predict_streams` one by one."""
+    check_tsc(t_sc_ms)
+    if max_streams < 1:
+        raise UsageError(f"--max-streams {max_streams}: must be at least 1")
+    thd, e, tdh = (np.asarray(v, dtype=float) for v in (t_thd_ms, t_e_ms, t_tdh_ms))
+    if not (np.isfinite(thd).all() and np.isfinite(e).all() and np.isfinite(tdh).all()):
+        return [
+            predict_streams(model, a, b, c, t_sc_ms, max_streams)
+            for a, b, c in zip(t_thd_ms, t_e_ms, t_tdh_ms, strict=True)
+        ]
+    n = np.arange(1, max_streams + 1, dtype=float)
+    curves = _curves_ms(model, thd, e, tdh, float(t_sc_ms), n)
+    best = (np.argmin(curves, axis=1) + 1).tolist()  # first minimum: the smaller n on ties
+    return [
+        StreamPrediction(
+            model=model,
+            t_thd_ms=a,
+            t_e_ms=b,
+            t_tdh_ms=c,
+            t_sc_ms=t_sc_ms,
+            curve_ms=tuple(curve),
+            optimal_n=n_opt,
+            closed_form=closed_form_optimum(model, a, b, c, t_sc_ms),
+            regime=regime(model, a, b, c, n_opt),
+        )
+        for a, b, c, curve, n_opt in zip(
+            t_thd_ms, t_e_ms, t_tdh_ms, curves.tolist(), best, strict=True
+        )
+    ]

@@ -92,21 +92,26 @@ def analyze_streams(
         raise UsageError(f"--max-streams {max_streams}: must be at least 1")
     timeline = find_sequences(profile)
     facts: dict[str, DeviceFacts] = {}
-    results = []
-    for index, seq in enumerate(timeline.sequences, start=1):
+    for seq in timeline.sequences:  # in sequence order: the first device lacking a fact fails
         if seq.device not in facts:
             facts[seq.device] = device_facts(profile, seq.device, cc_option, tsc_ms)
-        device = facts[seq.device]
-        prediction = streams.predict_streams(
+    predictions: dict[int, streams.StreamPrediction] = {}
+    for name, device in facts.items():
+        on = [i for i, seq in enumerate(timeline.sequences) if seq.device == name]
+        found = streams.predict_streams_many(
             streams.model_for_cc(device.cc),
-            seq.htod_ns / NS_PER_MS,
-            seq.kernel_ns / NS_PER_MS,
-            seq.dtoh_ns / NS_PER_MS,
+            [timeline.sequences[i].htod_ns / NS_PER_MS for i in on],
+            [timeline.sequences[i].kernel_ns / NS_PER_MS for i in on],
+            [timeline.sequences[i].dtoh_ns / NS_PER_MS for i in on],
             device.t_sc_ms,
             max_streams,
         )
+        predictions.update(zip(on, found, strict=True))
+    results = []
+    for i, seq in enumerate(timeline.sequences):
+        device, prediction = facts[seq.device], predictions[i]
         notes = sequence_notes(seq, device, prediction)
-        results.append(SequenceStreams(index, seq, device, prediction, notes))
+        results.append(SequenceStreams(i + 1, seq, device, prediction, notes))
     return StreamsAnalysis(profile.path, timeline, tuple(results))
 
 
@@ -236,18 +241,18 @@ def _result_dict(r: SequenceStreams) -> dict[str, Any]:
         "compute_capability": f"{dev.cc[0]}.{dev.cc[1]}",
         "compute_capability_source": dev.cc_source,
         "streams": list(seq.streams),
-        "start_ns": _num(seq.start_ns),
-        "end_ns": _num(seq.end_ns),
+        "start_ns": json_number(seq.start_ns),
+        "end_ns": json_number(seq.end_ns),
         "htod_count": seq.htod_count,
         "kernel_count": seq.kernel_count,
         "dtoh_count": seq.dtoh_count,
         "kernels": list(seq.kernels),
         "grid_blocks": seq.grid_blocks,
         "sm_count": dev.sm_count,
-        "t_thd_ms": _num(p.t_thd_ms),
-        "t_e_ms": _num(p.t_e_ms),
-        "t_tdh_ms": _num(p.t_tdh_ms),
-        "t_sc_ms": _num(p.t_sc_ms),
+        "t_thd_ms": json_number(p.t_thd_ms),
+        "t_e_ms": json_number(p.t_e_ms),
+        "t_tdh_ms": json_number(p.t_tdh_ms),
+        "t_sc_ms": json_number(p.t_sc_ms),
         "t_sc_source": dev.tsc_source,
         "model": p.model.key,
         "model_title": p.model.title,
@@ -255,20 +260,21 @@ def _result_dict(r: SequenceStreams) -> dict[str, Any]:
         "model_from_paper": p.model.from_paper,
         "regime": p.regime,
         "optimal_n": p.optimal_n,
-        "closed_form_n": _num(p.closed_form.n),
+        "closed_form_n": json_number(p.closed_form.n),
         "closed_form_equation": p.closed_form.equation,
-        "predicted_1_ms": _num(p.predicted_1_ms),
-        "predicted_optimal_ms": _num(p.predicted_optimal_ms),
-        "saving_ms": _num(p.saving_ms),
-        "saving_frac": _num(p.saving_frac),
-        "measured_ms": _num(r.measured_ms),
+        "predicted_1_ms": json_number(p.predicted_1_ms),
+        "predicted_optimal_ms": json_number(p.predicted_optimal_ms),
+        "saving_ms": json_number(p.saving_ms),
+        "saving_frac": json_number(p.saving_frac),
+        "measured_ms": json_number(r.measured_ms),
         "measured_streams": r.measured_streams,
-        "predicted_at_measured_ms": _num(r.predicted_at_measured_ms),
-        "saving_vs_measured_ms": _num(r.saving_vs_measured_ms),
-        "curve_ms": [_num(v) for v in p.curve_ms],
+        "predicted_at_measured_ms": json_number(r.predicted_at_measured_ms),
+        "saving_vs_measured_ms": json_number(r.saving_vs_measured_ms),
+        "curve_ms": [json_number(v) for v in p.curve_ms],
         "notes": list(r.notes),
     }
 
 
-def _num(value: float | None) -> float | None:
+def json_number(value: float | None) -> float | None:
+    """``value`` as a float for JSON, ``None`` when absent, NaN or infinite."""
     return None if value is None or not math.isfinite(value) else float(value)
