@@ -14,7 +14,9 @@ a fresh Python process that runs alone:
 * (c) with ``--html``: ``report FILE -o OUT.html`` at n, for the size of the HTML report.
 
 Peak memory is the child's ``ru_maxrss`` (``os.wait4``), printed raw and net of a process that
-only imports ``advisor, parsers, pandas, pyarrow``; the memory target uses the net figure.
+only imports ``advisor, parsers, pandas, pyarrow``; the memory target uses the net figure.  The
+inputs are written by child processes too, so this process stays small (on Linux a child's
+``ru_maxrss`` starts from its parent's size at ``fork``).
 The children cache bytecode (in a temporary folder, after one warm-up run), as an installed
 package does, even where the environment sets ``PYTHONDONTWRITEBYTECODE``.
 Targets (ratios <= 1.00 meet them): (b)/(a) <= 2 for the CSV inputs, net peak RSS <= 4x the file
@@ -102,6 +104,16 @@ def preamble_lines(path: Path) -> int:
     return count
 
 
+def write_argv(write: Callable[[Path, int, int], None], path: Path, n: int) -> list[str]:
+    """A child process that writes one input: a generator's memory in this process would be the
+    starting peak of every child forked after it (``ru_maxrss`` survives ``fork`` and ``exec``)."""
+    code = (
+        f"from pathlib import Path; from {write.__module__} import {write.__name__} as write; "
+        f"write(Path({str(path)!r}), {n}, 0)"
+    )
+    return [sys.executable, "-c", code]
+
+
 def read_bytes_argv(path: Path, is_csv: bool) -> list[str]:
     if is_csv:
         code = (
@@ -157,8 +169,8 @@ def measure(key: str, gen: Generator, n: int, folder: Path, baseline: int, html:
     write, _, is_csv = gen
     suffix = ".csv" if is_csv else ".sqlite"
     small, large = folder / f"{key}-small{suffix}", folder / f"{key}{suffix}"
-    write(small, max(1, n // 10), 0)
-    write(large, n, 0)
+    for path, rows in ((small, max(1, n // 10)), (large, n)):
+        checked(run_alone(write_argv(write, path, rows)), f"{key}: writing {path.name}")
     checked(run_alone(report_argv(small, folder / "warm.json")), f"{key}: report (warm-up)")
     small_run = checked(run_alone(report_argv(small, folder / "small.json")), f"{key}: report")
     read = checked(run_alone(read_bytes_argv(large, is_csv)), f"{key}: read")

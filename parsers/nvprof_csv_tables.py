@@ -214,10 +214,11 @@ def gpu_trace_rows(src: Source, blocks: list[Block], notes: list[str]) -> pd.Dat
     frame = pd.concat([b.frame() for b in blocks], ignore_index=True)
     names = text_column(block, frame, "Name")
     is_um_row = names.str.startswith("[Unified Memory ").fillna(False).astype(bool)
-    if is_um_row.any():  # rows are renamed and blanked below: as strings, not categories
-        names = names.astype("string")
-        texts = [c for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)]
-        frame = frame.astype(dict.fromkeys(texts, "string"))
+    if not is_um_row.any():  # the usual trace: no Unified Memory rows to rename or skip
+        return _trace_frame(src, blocks, frame, names, notes)
+    names = names.astype("string")  # rows are renamed and blanked below: strings, not categories
+    texts = [c for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)]
+    frame = frame.astype(dict.fromkeys(texts, "string"))
     um_copy = names[is_um_row].str.extract(_UM_COPY, expand=False).reindex(names.index)
     skip = (is_um_row & um_copy.isna()).to_numpy()
     if skip.any():
@@ -235,6 +236,22 @@ def gpu_trace_rows(src: Source, blocks: list[Block], notes: list[str]) -> pd.Dat
     if block.col("Unified Memory") is not None and is_um.any():
         um_frame = frame.where(is_um, "").assign(**{_LINE: frame[_LINE]})
         size = size.mask(is_um, _size(src, blocks, um_frame, "Unified Memory", notes))
+    return _trace_frame(src, blocks, frame, names, notes, size)
+
+
+def _trace_frame(
+    src: Source,
+    blocks: list[Block],
+    frame: pd.DataFrame,
+    names: pd.Series,
+    notes: list[str],
+    size: pd.Series | None = None,
+) -> pd.DataFrame:
+    """The normalised gpu-trace rows of ``frame`` (names already settled, ``size`` when the
+    Unified Memory rows changed it)."""
+    block = blocks[0]
+    if size is None:
+        size = _size(src, blocks, frame, "Size", notes)
     device, device_id = device_columns(text_column(block, frame, "Device"))
     rows = pd.DataFrame(
         {

@@ -37,7 +37,9 @@ def gather(profile: Profile) -> list[KernelData]:
     rows = _PerLaunch(metrics, has_launch)
     summary_values = _summary_values(summary)
     launches = profile.launches
-    codes, uniq = pd.factorize(launches["name"], use_na_sentinel=True)
+    names_column = launches["name"]  # the schema's categorical: its codes are the kernels
+    codes = names_column.cat.codes.to_numpy().astype(np.int64)
+    uniq = names_column.cat.categories
     by_name = _positions(codes, uniq)
     config = _config_columns(launches)
     ids = launches["launch_id"].astype("Int64").to_numpy(dtype=np.int64, na_value=-1)
@@ -45,7 +47,8 @@ def gather(profile: Profile) -> list[KernelData]:
     group = _groups(codes, config, own)
     known_config = _known_config(codes, len(uniq), config)
     code_of = {str(u): k for k, u in enumerate(uniq)}
-    timing = launches[["start_ns", "duration_ns"]]
+    starts = launches["start_ns"].to_numpy(dtype=float, na_value=np.nan)
+    durations = launches["duration_ns"].to_numpy(dtype=float, na_value=np.nan)  # inf kept
     kernels: list[KernelData] = []
     for name in profile.kernel_names():
         at = by_name.get(name, np.array([], dtype=np.int64))
@@ -59,7 +62,9 @@ def gather(profile: Profile) -> list[KernelData]:
             units.append(Unit(lid, values.get("gpu_time_duration"), values, position=len(at) + k))
         if not units and base:
             units.append(Unit(None, base.get("gpu_time_duration"), dict(base)))
-        count, duration = _count_and_duration(profile, name, units, summary, timing.iloc[at])
+        count, duration = _count_and_duration(
+            profile, name, units, summary, starts[at], durations[at]
+        )
         names = rows.finite_names(units)
         code = code_of.get(name)
         names |= {k for k in CONFIG if code is not None and known_config[k][code]}
@@ -90,11 +95,10 @@ def _launch_units(
     if not len(at):
         return []
     g = group[at]
-    uniq, first, inverse, counts = np.unique(
-        g, return_index=True, return_inverse=True, return_counts=True
-    )
-    by_place = np.argsort(inverse, kind="stable")  # members of each group, in launch order
-    cuts = np.concatenate([[0], np.cumsum(counts)])
+    by_place = _stable_order(g)  # members of each group together, each group in launch order
+    ordered = g[by_place]
+    cuts = np.concatenate([[0], np.flatnonzero(np.diff(ordered)) + 1, [len(g)]])
+    uniq, first, counts = ordered[cuts[:-1]], by_place[cuts[:-1]], np.diff(cuts)
     durations = config["launch.duration_ns"]
     heads: list[tuple[int, Unit]] = []
     for k, (gid, pos, n) in enumerate(
@@ -151,17 +155,24 @@ def _config_at(config: dict[str, np.ndarray], i: int) -> dict[str, float]:
 
 
 def _groups(codes: np.ndarray, config: dict[str, np.ndarray], own: np.ndarray) -> np.ndarray:
-    """A group number per launches row, equal for rows of one kernel (``codes``: the factorised
-    names) with identical inputs (the launch configuration, whether the duration is known and
-    > 0); -1 for rows with metrics."""
-    key = codes.astype(np.int64)
+    """A group number per launches row, equal for rows of one kernel (``codes``: the kernel
+    codes, -1 for none) with identical inputs (the launch configuration, whether the duration is
+    known and > 0); -1 for rows with metrics.  The parts are combined into one integer key
+    (renumbered only when the next part could overflow it) and numbered once at the end."""
+    key = codes.astype(np.int64) + 1
+    size = int(key.max(initial=0)) + 1  # the key's values lie in [0, size)
     duration = config["launch.duration_ns"]
     flags = np.isfinite(duration).astype(np.int64) + (duration > 0)
     columns = [config[k] for k in CONFIG[:-1]]
     for column in [*columns, flags]:
-        part, _ = pd.factorize(column, use_na_sentinel=False)
-        key, _ = pd.factorize(key * (int(part.max(initial=0)) + 1) + part)
-    key = key.astype(np.int64)
+        part, found = pd.factorize(column, use_na_sentinel=False)
+        width = max(len(found), 1)
+        if size * width >= 2**62:
+            key, first = pd.factorize(key)
+            size = max(len(first), 1)
+        key = key * width + part
+        size *= width
+    key = pd.factorize(key)[0].astype(np.int64)
     key[own] = -1
     return key
 
@@ -199,15 +210,25 @@ def _known_config(
     """Per ``launch.*`` value, per kernel code (``codes``: the factorised names, ``n`` of them):
     whether any launch of the kernel has it."""
     named = codes >= 0
-    return {
-        key: np.bincount(codes[named], np.isfinite(column[named]), minlength=n) > 0
-        for key, column in config.items()
-    }
+    out = {}
+    for key, column in config.items():
+        known = np.zeros(n, dtype=bool)
+        known[codes[named & np.isfinite(column)]] = True
+        out[key] = known
+    return out
+
+
+def _stable_order(values: np.ndarray) -> np.ndarray:
+    """``np.argsort(values, kind="stable")`` of non-negative or -1 integers, as 16-bit integers
+    where they fit (numpy's stable sort is then a radix sort)."""
+    if len(values) and values.min() >= -1 and values.max() < 2**15 - 1:
+        return np.argsort(values.astype(np.int16), kind="stable")
+    return np.argsort(values, kind="stable")
 
 
 def _positions(codes: np.ndarray, uniq: pd.Index) -> dict[str, np.ndarray]:
-    """Kernel name -> positions of its rows (in row order), from the factorised names."""
-    order = np.argsort(codes, kind="stable")
+    """Kernel name -> positions of its rows (in row order), from the kernel codes."""
+    order = _stable_order(codes)
     bounds = np.searchsorted(codes[order], np.arange(len(uniq) + 1))
     return {str(u): order[bounds[k] : bounds[k + 1]] for k, u in enumerate(uniq)}
 
@@ -280,14 +301,21 @@ def _summary_values(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
 
 
 def _count_and_duration(
-    profile: Profile, name: str, units: Sequence[Unit], summary: pd.DataFrame, rows: pd.DataFrame
+    profile: Profile,
+    name: str,
+    units: Sequence[Unit],
+    summary: pd.DataFrame,
+    starts: np.ndarray,
+    durations: np.ndarray,
 ) -> tuple[int, float | None]:
-    timed = rows[rows["start_ns"].notna()]
-    if 0 < len(timed) < len(rows):  # a timeline merged with replayed (ncu) launches: trust it
-        rows = timed
-    if len(rows):
-        durations = rows["duration_ns"].dropna()
-        return len(rows), float(durations.sum()) if len(durations) else None
+    """The kernel's launches and total time, from its launches rows' ``starts`` and
+    ``durations`` when it has any, else from the summaries."""
+    timed = ~np.isnan(starts)
+    if 0 < timed.sum() < len(starts):  # a timeline merged with replayed (ncu) launches: trust it
+        durations = durations[timed]
+    if len(durations):
+        known = durations[~np.isnan(durations)]
+        return len(durations), float(known.sum()) if len(known) else None
     ks = profile.kernel_summary[profile.kernel_summary["name"] == name]
     if len(ks):
         calls = int(ks["calls"].fillna(0).sum())
