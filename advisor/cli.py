@@ -21,7 +21,6 @@ import parsers
 from advisor import __version__
 from advisor.errors import EXIT_INPUT, EXIT_INTERNAL, EXIT_USAGE, AdvisorError
 from advisor.errors import one_line as _one_line
-from advisor.inspect import render_text, summarize
 from advisor.profile import Profile, merge
 
 #: the commands that live in their own modules, imported only when a command line names them (a
@@ -112,6 +111,7 @@ def main(debug: bool) -> None:
 )
 def inspect(files: tuple[str, ...], as_json: bool, merge_inputs: bool) -> None:
     """Show what each profile FILE holds: format, devices, launches, kernels, metrics."""
+    from advisor.inspect import render_text, summarize  # its templates load for this command
     profiles: list[Profile] = []
     failed = 0
     for path in files:

@@ -29,7 +29,6 @@ command.
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
 import math
 import os
 import tempfile
@@ -138,6 +137,8 @@ def _import_module(path: str) -> ModuleType:
 
 
 def _module_version(module: ModuleType) -> str:
+    import importlib.metadata  # only when a binary report is read
+
     try:
         return importlib.metadata.version("ncu-report")
     except importlib.metadata.PackageNotFoundError:
