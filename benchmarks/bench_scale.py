@@ -1,6 +1,7 @@
 """Cost of ``cuda-advisor report`` on large generated inputs, against the cost of reading them.
 
-Run: ``python benchmarks/bench_scale.py [--only KEY] [--n N] [--scale F] [--keep DIR]``.
+Run: ``python benchmarks/bench_scale.py [--only KEY] [--n N] [--scale F] [--keep DIR] [--html]
+[--repeat K]``.
 
 For every generator (``gen_nvprof``, ``gen_nsys`` and, when present, ``gen_ncu``) it writes the
 input at n/10 and at n rows (seeded, into a temporary folder unless ``--keep``) and times, each in
@@ -13,10 +14,12 @@ a fresh Python process that runs alone:
 * (b) ``python -m advisor report FILE --json OUT`` end to end;
 * (c) with ``--html``: ``report FILE -o OUT.html`` at n, for the size of the HTML report.
 
-Peak memory is the child's ``ru_maxrss`` (``os.wait4``), printed raw and net of a process that
-only imports ``advisor, parsers, pandas, pyarrow``; the memory target uses the net figure.  The
-inputs are written by child processes too, so this process stays small (on Linux a child's
-``ru_maxrss`` starts from its parent's size at ``fork``).
+Each timing is the fastest of ``--repeat`` runs (default 3; (a) and (b) interleaved, so both
+see the same machine: on a shared machine one run can take half as long again as the next).
+Peak memory is the largest ``ru_maxrss`` (``os.wait4``) of the report runs, printed raw and net
+of a process that only imports ``advisor, parsers, pandas, pyarrow``; the memory target uses the
+net figure.  The inputs are written by child processes too, so this process stays small (on
+Linux a child's ``ru_maxrss`` starts from its parent's size at ``fork``).
 The children cache bytecode (in a temporary folder, after one warm-up run), as an installed
 package does, even where the environment sets ``PYTHONDONTWRITEBYTECODE``.
 Targets (ratios <= 1.00 meet them): (b)/(a) <= 2 for the CSV inputs, net peak RSS <= 4x the file
@@ -165,16 +168,24 @@ class Row:
         return out
 
 
-def measure(key: str, gen: Generator, n: int, folder: Path, baseline: int, html: bool) -> Row:
+def measure(
+    key: str, gen: Generator, n: int, folder: Path, baseline: int, html: bool, repeat: int
+) -> Row:
     write, _, is_csv = gen
     suffix = ".csv" if is_csv else ".sqlite"
     small, large = folder / f"{key}-small{suffix}", folder / f"{key}{suffix}"
     for path, rows in ((small, max(1, n // 10)), (large, n)):
         checked(run_alone(write_argv(write, path, rows)), f"{key}: writing {path.name}")
     checked(run_alone(report_argv(small, folder / "warm.json")), f"{key}: report (warm-up)")
-    small_run = checked(run_alone(report_argv(small, folder / "small.json")), f"{key}: report")
-    read = checked(run_alone(read_bytes_argv(large, is_csv)), f"{key}: read")
-    report = checked(run_alone(report_argv(large, folder / f"{key}.json")), f"{key}: report")
+    small_runs, reads, reports = [], [], []
+    for _ in range(repeat):  # interleaved, so that (a) and (b) see the same machine
+        small_runs.append(checked(run_alone(report_argv(small, folder / "small.json")), key))
+        reads.append(checked(run_alone(read_bytes_argv(large, is_csv)), f"{key}: read"))
+        reports.append(checked(run_alone(report_argv(large, folder / f"{key}.json")), key))
+    small_run, read, report = (
+        min(runs, key=lambda r: r.seconds) for runs in (small_runs, reads, reports)
+    )
+    peak = max(r.max_rss_bytes for r in reports)
     html_bytes = None
     if html:
         page = folder / f"{key}.html"
@@ -183,8 +194,8 @@ def measure(key: str, gen: Generator, n: int, folder: Path, baseline: int, html:
     size = large.stat().st_size
     return Row(
         key=key, n=n, mib=size / 2**20, read_s=read.seconds, report_s=report.seconds,
-        small_report_s=small_run.seconds, rss_raw=report.max_rss_bytes,
-        rss_net=max(0, report.max_rss_bytes - baseline), size=size, is_csv=is_csv,
+        small_report_s=small_run.seconds, rss_raw=peak,
+        rss_net=max(0, peak - baseline), size=size, is_csv=is_csv,
         html_bytes=html_bytes,
     )  # fmt: skip
 
@@ -196,6 +207,9 @@ def main() -> int:
     ap.add_argument("--scale", type=float, default=1.0, help="multiply every default n")
     ap.add_argument("--keep", type=Path, help="write the inputs into this folder and keep them")
     ap.add_argument("--html", action="store_true", help="also write the HTML report at full n")
+    ap.add_argument(
+        "--repeat", type=int, default=3, help="runs of each timing; the fastest counts (default 3)"
+    )
     args = ap.parse_args()
     gens = generators()
     unknown = [k for k in args.only if k not in gens]
@@ -220,7 +234,7 @@ def main() -> int:
         for key in keys:
             gen = gens[key]
             n = args.n or max(10, int(gen[1] * args.scale))
-            row = measure(key, gen, n, folder, baseline.max_rss_bytes, args.html)
+            row = measure(key, gen, n, folder, baseline.max_rss_bytes, args.html, args.repeat)
             ratios = row.ratios()
             worst = max(worst, *ratios.values())
             html = f"{row.html_bytes / 1e6:7.2f}" if row.html_bytes is not None else f"{'-':>7}"

@@ -124,7 +124,7 @@ class Columns:
         if key not in self.index:
             return pd.Series([float("nan")] * len(self.cells), dtype="float64")
         if self.raw(key).dtype == "float64":  # read by pyarrow, placeholders already NaN
-            return self.raw(key) * factor
+            return self.raw(key) if factor == 1.0 else self.raw(key) * factor
         cells = self.raw(key).astype("string").str.strip()
         missing = cells.isna() | cells.isin(MISSING_TOKENS)
         cleaned = cells
