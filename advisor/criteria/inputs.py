@@ -350,8 +350,33 @@ def weighted_mean(pairs: Sequence[tuple[Unit, float]]) -> float:
 def _launch_mean(pairs: Sequence[tuple[Unit, float]]) -> float:
     """:func:`weighted_mean` over the launches of (collapsed) units, on arrays: a cumulative sum
     adds in the order Python's ``sum`` does, so the result is bit-identical."""
-    positions, weights, values = [], [], []
-    for unit, value in pairs:
+    units = tuple(u for u, _ in pairs)
+    order, w = _launch_order(units)
+    counts = [u.count for u in units]
+    v = np.repeat(np.array([value for _, value in pairs], dtype=float), counts)[order]
+    if len(v) == 1:
+        return float(v[0])
+    if not bool((w > 0).all()):  # NaN (unknown) is not > 0
+        return float(np.cumsum(v)[-1] / len(v))
+    return float(np.cumsum(w * v)[-1] / np.cumsum(w)[-1])
+
+
+#: the launch order of the unit tuples :func:`_launch_mean` saw last (a kernel's criteria average
+#: several inputs over the same units): key -> (the units themselves, kept so that their ids stay
+#: theirs while the entry lives; the order; the weights in that order)
+_ORDERS: dict[tuple[int, ...], tuple[tuple[Unit, ...], np.ndarray, np.ndarray]] = {}
+_ORDERS_KEPT = 16
+
+
+def _launch_order(units: tuple[Unit, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """The order that puts the launches of ``units`` in launch order, and their durations (the
+    weights) in that order."""
+    key = tuple(map(id, units))
+    hit = _ORDERS.get(key)
+    if hit is not None:
+        return hit[1], hit[2]
+    positions, weights = [], []
+    for unit in units:
         if unit.members is not None:
             positions.append(unit.members.positions)
             weights.append(unit.members.durations)
@@ -359,15 +384,12 @@ def _launch_mean(pairs: Sequence[tuple[Unit, float]]) -> float:
             positions.append(np.array([unit.position], dtype=np.int64))
             weight = unit.weight_ns if unit.weight_ns is not None else math.nan
             weights.append(np.array([weight], dtype=float))
-        values.append(np.full(unit.count, value, dtype=float))
     order = np.argsort(np.concatenate(positions), kind="stable")
     w = np.concatenate(weights)[order]
-    v = np.concatenate(values)[order]
-    if len(v) == 1:
-        return float(v[0])
-    if not bool((w > 0).all()):  # NaN (unknown) is not > 0
-        return float(np.cumsum(v)[-1] / len(v))
-    return float(np.cumsum(w * v)[-1] / np.cumsum(w)[-1])
+    if len(_ORDERS) >= _ORDERS_KEPT:
+        del _ORDERS[next(iter(_ORDERS))]  # the oldest
+    _ORDERS[key] = (units, order, w)
+    return order, w
 
 
 def evidence(units: Sequence[Unit], names: Iterable[str], extra: Values) -> dict[str, float]:
