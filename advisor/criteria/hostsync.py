@@ -76,8 +76,8 @@ def interval_union(starts: np.ndarray, ends: np.ndarray) -> tuple[float, float, 
         return None
     if bool((ends < starts).any()):  # negative durations: the plain loop's semantics
         return hostsync_value(list(zip(starts.tolist(), ends.tolist(), strict=True)))
-    if bool((np.diff(starts) > 0).all()):  # a trace in time order, no two at one instant
-        s, e = starts, ends
+    if bool((np.diff(starts) >= 0).all()):  # a trace in time order (ties: any order merges
+        s, e = starts, ends  # the same blocks, each from its start to its largest end)
     else:
         order = np.lexsort((ends, starts))
         s, e = starts[order], ends[order]
