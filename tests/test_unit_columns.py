@@ -11,7 +11,8 @@ import math
 import numpy as np
 
 from advisor.criteria import unit_columns as columns
-from advisor.criteria.inputs import Recipe, Unit, _has, apply, evidence, weighted_mean
+from advisor.criteria.inputs import Recipe, Unit, _has, apply
+from advisor.criteria.means import evidence, weighted_mean
 
 
 def _unit(lid: int, weight: float | None, **values: float) -> Unit:

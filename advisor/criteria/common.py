@@ -20,11 +20,10 @@ from advisor.criteria.inputs import (
     Recipe,
     Values,
     apply,
-    evidence,
     missing_inputs,
     tool_names,
-    weighted_mean,
 )
+from advisor.criteria.means import evidence, weighted_mean
 
 
 @dataclass(frozen=True)

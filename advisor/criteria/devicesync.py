@@ -26,7 +26,8 @@ from collections.abc import Mapping
 from advisor.criteria import collect
 from advisor.criteria.analysis import COMPUTED, CriterionResult, Speedups
 from advisor.criteria.common import Context, Scored, absent, aux_mean, not_applicable, score
-from advisor.criteria.inputs import KernelData, Recipe, Values, weighted_mean
+from advisor.criteria.inputs import KernelData, Recipe, Values
+from advisor.criteria.means import weighted_mean
 from advisor.criteria.speedups import devicesync_fraction, devicesync_speedup_amdahl
 
 NAME = "DEVICESYNC"

@@ -37,7 +37,7 @@ def sequential_sum(numbers: np.ndarray) -> float:
 
 
 def mean(numbers: np.ndarray, weights: np.ndarray) -> float:
-    """The duration-weighted mean of :func:`advisor.criteria.inputs.weighted_mean` for units
+    """The duration-weighted mean of :func:`advisor.criteria.means.weighted_mean` for units
     that are one launch each: equal weights when a weight is unknown (NaN) or not > 0."""
     if len(numbers) == 1:
         return float(numbers[0])
