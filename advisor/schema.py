@@ -15,7 +15,7 @@ produced them: a million-launch trace stores its few dozen kernel names once.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -244,25 +244,33 @@ def _coerce(table: str, col: str, series: pd.Series, dtype: str) -> pd.Series:
         ) from exc
 
 
+def categorical_of(codes: np.ndarray, words: Sequence[str | None]) -> pd.Categorical:
+    """``words[codes]`` as the schema keeps repeated text (:data:`CAT`): the categories are the
+    distinct words used, sorted, as objects; code -1 and a None word are missing.  ``words`` may
+    repeat a word (two ids with one name) and hold words no code uses."""
+    codes = np.asarray(codes, dtype=np.int64)
+    used = np.bincount(codes[codes >= 0], minlength=len(words)) > 0
+    kept = sorted({w for w, u in zip(words, used.tolist(), strict=True) if u and w is not None})
+    place = {w: k for k, w in enumerate(kept)}
+    remap = np.array([-1 if w is None else place.get(w, -1) for w in words] + [-1], np.int64)
+    return pd.Categorical.from_codes(remap[codes], categories=pd.Index(kept, dtype=object))
+
+
 def _categorical(series: pd.Series) -> pd.Series:
-    """``series`` (text, or a categorical of text) as a categorical of strings whose categories
-    are the distinct values, sorted (so two readers of one file agree, and ``sort_values`` orders
-    the rows by the text); missing values stay missing."""
+    """``series`` (text, or a categorical of text) as the schema's categorical (sorted, so two
+    readers of one file agree, and ``sort_values`` orders the rows by the text); missing values
+    stay missing.  A column already in that form is returned as it is."""
     if isinstance(series.dtype, pd.CategoricalDtype):
         codes = series.cat.codes.to_numpy()
         labels = series.cat.categories
     else:
         codes, labels = pd.factorize(series.astype("string"), use_na_sentinel=True)
     words = [str(w) for w in labels]
-    used = np.bincount(codes[codes >= 0], minlength=len(words)) > 0
-    kept = sorted({w for w, u in zip(words, used.tolist(), strict=True) if u})
-    if kept == words and labels.dtype == object and isinstance(series.dtype, pd.CategoricalDtype):
+    out = categorical_of(codes, words)
+    already = isinstance(series.dtype, pd.CategoricalDtype) and labels.dtype == object
+    if already and list(out.categories) == words:  # sorted, all used: nothing to change
         return series
-    where = {w: k for k, w in enumerate(kept)}
-    remap = np.array([where.get(w, -1) for w in words] + [-1], dtype=np.int64)
-    recoded = remap[codes]  # code -1 (missing) picks the last slot
-    categories = pd.Index(kept, dtype=object)
-    return pd.Series(pd.Categorical.from_codes(recoded, categories=categories), copy=False)
+    return pd.Series(out, copy=False)
 
 
 def _float_to_int(values: np.ndarray) -> pd.Series:

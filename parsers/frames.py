@@ -126,16 +126,7 @@ def ints_by_code(codes: np.ndarray, values: list[int | None]) -> pd.arrays.Integ
 
 
 def strings_by_code(codes: np.ndarray, values: list[str | None], index: pd.Index) -> pd.Series:
-    """``values[code]`` of every row (code -1 or a None value: missing) as a categorical column:
-    each distinct text once and a code per row, not one Python string per row (the schema
-    keeps it categorical where the column is, and makes it ``string`` elsewhere)."""
-    words: list[str] = []
-    place: dict[str, int] = {}
-    remap = np.full(len(values) + 1, -1, dtype=np.int64)  # the last slot is for code -1
-    for k, value in enumerate(values):
-        if value is not None:
-            remap[k] = place.setdefault(value, len(place))
-            if len(place) > len(words):
-                words.append(value)
-    category = pd.Categorical.from_codes(remap[codes], categories=pd.Index(words, dtype=object))
-    return pd.Series(category, index=index, copy=False)
+    """``values[code]`` of every row (code -1 or a None value: missing) as the schema's
+    categorical (:func:`advisor.schema.categorical_of`): each distinct text once and a code per
+    row, not one Python string per row (the schema makes it ``string`` where the column is)."""
+    return pd.Series(schema.categorical_of(codes, values), index=index, copy=False)

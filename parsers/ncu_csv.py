@@ -40,7 +40,6 @@ import pandas as pd
 from advisor import schema
 from advisor.profile import Profile, Provenance
 from parsers.ncu_csv_layouts import Table, read_table
-from parsers.ncu_melt import categorical
 from parsers.ncu_values import int_or_na
 from parsers.registry import TextFormat, register
 from parsers.source import Source, is_preamble
@@ -230,7 +229,7 @@ def _name_devices(frames: dict[str, pd.DataFrame]) -> None:
     codes = np.full(len(ids), -1, dtype=np.int64)
     for device, name in names.items():
         codes[known & (ids == device)] = words.index(name)
-    frames["metrics"]["device"] = categorical(codes, words)
+    frames["metrics"]["device"] = schema.categorical_of(codes, words)
 
 
 def _version(lines: Sequence[str]) -> str | None:

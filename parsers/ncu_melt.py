@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from advisor.schema import categorical_of
+
 #: per metric column read: (canonical name, factor, unit, the name as printed)
 ColumnInfo = tuple[str, float, str, str]
 
@@ -96,28 +98,15 @@ def melt(grid: Grid, columns: Sequence[int] | None = None) -> pd.DataFrame:
             "unit": _by_column([i[2] for i in info], column),
             "value": grid.values[:, at].ravel()[flat_keep],
             "text": _texts(texts, rows, len(at), flat_keep),
-            "section": categorical(np.full(len(launch), -1, dtype=np.int64), []),
+            "section": categorical_of(np.full(len(launch), -1, dtype=np.int64), []),
             "kernel": _by_column(grid.kernels.astype(object).tolist(), launch),
         }
     )
 
 
 def _by_column(names: Sequence[str], at: np.ndarray) -> pd.Categorical:
-    """``names[at]`` as a categorical (:func:`categorical`)."""
-    distinct = sorted(set(names))
-    code_of = {name: k for k, name in enumerate(distinct)}
-    codes = np.array([code_of[n] for n in names], dtype=np.int64)
-    return categorical(codes[at], distinct)
-
-
-def categorical(codes: np.ndarray, words: Sequence[str]) -> pd.Categorical:
-    """``words[codes]`` (-1: missing) as the schema keeps repeated text
-    (:func:`advisor.schema.validate`): the categories are the words used, sorted, as objects.
-    ``words`` must be sorted."""
-    used = np.bincount(codes[codes >= 0], minlength=len(words)) > 0
-    remap = np.append(np.cumsum(used) - 1, -1)  # code -1 picks the last slot
-    kept = [w for w, u in zip(words, used.tolist(), strict=True) if u]
-    return pd.Categorical.from_codes(remap[codes], categories=pd.Index(kept, dtype=object))
+    """``names[at]`` as the schema's categorical (:func:`advisor.schema.categorical_of`)."""
+    return categorical_of(at, names)
 
 
 def _texts(
@@ -126,7 +115,7 @@ def _texts(
     """The ``text`` column: the non-number cells (a few distinct ones), missing elsewhere."""
     codes = np.full(int(flat_keep.sum()), -1, dtype=np.int64)
     if not texts:
-        return categorical(codes, [])
+        return categorical_of(codes, [])
     grid = np.full((rows, width), None, dtype=object)
     for j, cells in texts:
         grid[:, j] = cells
@@ -135,4 +124,4 @@ def _texts(
     words = sorted({str(w) for w in flat[present]})
     code_of = {w: k for k, w in enumerate(words)}
     codes[present] = [code_of[str(w)] for w in flat[present]]
-    return categorical(codes, words)
+    return categorical_of(codes, words)

@@ -12,6 +12,7 @@ import pandas as pd
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 
+from advisor.schema import categorical_of
 from parsers.sqlite_db import per_distinct
 
 #: the key every activity table is ordered by (ties in time keep the launch order)
@@ -51,13 +52,8 @@ def categories_per_distinct(cells: pd.Series, fn: Callable[[object], str | None]
     else:
         codes, found = pd.factorize(per_distinct(cells, fn), use_na_sentinel=True)
         texts = [str(text) for text in found] + [None]
-    if not (codes < 0).any():
-        texts[-1] = None  # no missing cell: fn(None) is not a category
-    words = sorted({text for text in texts if text is not None})
-    place = {word: k for k, word in enumerate(words)}
-    remap = np.array([-1 if t is None else place[t] for t in texts], dtype=np.int64)
-    category = pd.Categorical.from_codes(remap[codes], categories=pd.Index(words, dtype=object))
-    return pd.Series(category, index=cells.index, copy=False)
+    rows = np.where(codes < 0, len(texts) - 1, codes)  # a missing cell: the last text
+    return pd.Series(categorical_of(rows, texts), index=cells.index, copy=False)
 
 
 def text_column(cells: pd.Series, fn: Callable[[object], str | None], dtype: str) -> pd.Series:
