@@ -13,7 +13,8 @@ SubSeqMax row k is N = 131072·2^k.
 
 Per-thread counts: the application files ``sample_profiles/apps/<app>.json`` (the paper's §V
 counts), the same files ``cuda-advisor predict bsp --app`` reads.  R and P: the GPU database
-(``advisor.devices.find_device``), checked against the paper's Table I, which is transcribed below.
+(``advisor.devices.database.find_device``), checked against the paper's Table I, which is
+transcribed below.
 
 Variants printed, all as Tk/Tm ratios (predicted over measured):
 
@@ -39,10 +40,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import parsers  # noqa: E402
-from advisor.devices import DeviceSpec, find_device  # noqa: E402
+from advisor.devices.database import DeviceSpec, find_device  # noqa: E402
 from advisor.errors import UsageError  # noqa: E402
 from advisor.models.bsp import gpu_cores, kernel_time_s  # noqa: E402
-from advisor.models.bsp_app import AppDescription, read_app  # noqa: E402
+from advisor.models.bsp.app import AppDescription, read_app  # noqa: E402
 from advisor.models.timing import median_duration_by_row_ns  # noqa: E402
 
 DATA = REPO.parent / "shared" / "real_profiles" / "csv" / "amaris_bspgpu"

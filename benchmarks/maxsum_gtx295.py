@@ -11,11 +11,11 @@ measured time of a size is the median of its row (this also drops a corrupt 1.84
 The GPU: ``find_device("GeForce GTX 295")`` from the device database (one GT200 of the board:
 cc 1.3, 30 SMs of 8 cores, 1242 MHz shader clock), D = 4 from the GT200 op-cycle table.
 
-Kernel descriptions (built here for each N, read by :func:`advisor.models.maxsum_input.from_dict`):
-16 × 16 thread blocks, (N/16)^2 blocks, so N_B = ceil((N/16)^2 / 30) and N_w = 8.  Per-thread
-operation counts per loop iteration are read off the authors' PTX (``src/matMul/ptx/sm_21/`` of
-github.com/marcosamaris/BSPGPU, CUDA 5.5; the GT200 build may differ by a few integer
-instructions):
+Kernel descriptions (built here for each N, read by
+:func:`advisor.models.maxsum.description.from_dict`): 16 × 16 thread blocks, (N/16)^2 blocks, so
+N_B = ceil((N/16)^2 / 30) and N_w = 8.  Per-thread operation counts per loop iteration are read off
+the authors' PTX (``src/matMul/ptx/sm_21/`` of github.com/marcosamaris/BSPGPU, CUDA 5.5; the GT200
+build may differ by a few integer instructions):
 
 * global-memory variants (N iterations): 1 float_mad, 5 int_add (2 index adds, 2 64-bit address
   adds, the loop counter), 1 int_mul32 + its add (mad.lo), 2 int_shift (×4 byte offsets),
@@ -46,8 +46,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import parsers  # noqa: E402
-from advisor.devices import find_device  # noqa: E402
-from advisor.models import maxsum, maxsum_input  # noqa: E402
+from advisor.devices.database import find_device  # noqa: E402
+from advisor.models import maxsum  # noqa: E402
+from advisor.models.maxsum import description as maxsum_input  # noqa: E402
 from advisor.models.timing import median_duration_by_row_ns  # noqa: E402
 
 REAL = REPO.parent / "shared" / "real_profiles"

@@ -29,9 +29,9 @@ sys.path.insert(0, str(REPO))
 
 import parsers  # noqa: E402
 from advisor.criteria import evaluate  # noqa: E402
-from advisor.criteria.analysis import NOT_COMPUTABLE  # noqa: E402
-from advisor.criteria.hints import THRESHOLDS  # noqa: E402
-from advisor.devices import resolve_device  # noqa: E402
+from advisor.criteria.engine.analysis import NOT_COMPUTABLE  # noqa: E402
+from advisor.criteria.engine.hints import THRESHOLDS  # noqa: E402
+from advisor.devices.resolve import resolve_device  # noqa: E402
 from advisor.errors import AdvisorError  # noqa: E402
 
 REAL = REPO.parent / "shared" / "real_profiles"

@@ -7,6 +7,7 @@ The format is detected from the file's content (never its name) by the registry 
 from __future__ import annotations
 
 import csv
+import importlib
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -15,7 +16,8 @@ import pandas as pd
 
 from advisor.errors import MalformedInput, NoKernelData, UnrecognisedFormat
 from advisor.profile import Profile
-from parsers import ncu_raw, registry
+from parsers import registry
+from parsers.ncu import raw as ncu_raw
 from parsers.source import Source, has_line_longer, is_binary, is_preamble, read_bytes
 
 #: how many leading lines a text sniffer sees (preambles can be long: ==PROF== lines of
@@ -28,17 +30,19 @@ SNIFF_BYTES = 4096
 #: time and memory bounded for a damaged file (a line of a million separators)
 MAX_FIELDS = 100_000
 
-# Format modules register themselves on import.
-from parsers import (  # noqa: E402, F401  (import for the side effect of registering)
-    derived,
-    ncu_csv,
-    ncu_rep,
-    nsys_csv,
-    nsys_sqlite,
-    nvprof_csv,
-    nvprof_sqlite,
-    nvprof_text,
+#: the format modules, in the order their sniffers are tried; each registers itself on import
+FORMAT_MODULES: tuple[str, ...] = (
+    "parsers.derived.tables",
+    "parsers.ncu.csv",
+    "parsers.ncu.rep",
+    "parsers.nsys.csv",
+    "parsers.sqlite.nsys",
+    "parsers.nvprof.csv",
+    "parsers.sqlite.nvprof",
+    "parsers.nvprof.text",
 )
+for _module in FORMAT_MODULES:
+    importlib.import_module(_module)
 
 
 def known_format_names() -> list[str]:

@@ -3,11 +3,13 @@ criteria, estimate what fixing each would buy, classify the bound, rank hints, a
 missing when a criterion cannot be computed.
 
 Entry point: :func:`evaluate` ``(profile, device, speedup_form) -> Analysis``; JSON via
-:func:`advisor.criteria.analysis.to_json`.  One small module per criterion family
+:func:`advisor.criteria.engine.analysis.to_json`.  One small module per criterion family
 (hostsync, devicesync, divergence, loadbalance, granularity, shmem, throughput), the shared flow
-in :mod:`~advisor.criteria.common`, value gathering in :mod:`~advisor.criteria.inputs`, speedups and
-the bound in :mod:`~advisor.criteria.speedups`, thresholds and actions in
-:mod:`~advisor.criteria.hints`, profiler command lines in :mod:`~advisor.criteria.collect`.
+in :mod:`~advisor.criteria.engine.common`, value gathering in
+:mod:`~advisor.criteria.engine.inputs`, speedups and the bound in
+:mod:`~advisor.criteria.engine.speedups`, thresholds and actions in
+:mod:`~advisor.criteria.engine.hints`, profiler command lines in
+:mod:`~advisor.criteria.engine.collect`.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from advisor.criteria import (
     shmem,
     throughput,
 )
-from advisor.criteria.analysis import (
+from advisor.criteria.engine.analysis import (
     Analysis,
     ApplicationAnalysis,
     CriterionResult,
@@ -34,12 +36,12 @@ from advisor.criteria.analysis import (
     Throughputs,
     to_json,
 )
-from advisor.criteria.common import Context, Scored, score
-from advisor.criteria.gathering import gather
-from advisor.criteria.hints import hint_for, rank
-from advisor.criteria.inputs import DeviceView, KernelData, device_view, profilers
-from advisor.criteria.occupancy import limits_for
-from advisor.criteria.speedups import (
+from advisor.criteria.engine.common import Context, Scored, score
+from advisor.criteria.engine.gathering import gather
+from advisor.criteria.engine.hints import hint_for, rank
+from advisor.criteria.engine.inputs import DeviceView, KernelData, device_view, profilers
+from advisor.criteria.engine.occupancy import limits_for
+from advisor.criteria.engine.speedups import (
     AMDAHL,
     SPEEDUP_FORMS,
     amdahl_combine,
@@ -88,8 +90,8 @@ def evaluate(
 ) -> Analysis:
     """Score every kernel of ``profile`` on every criterion.
 
-    ``device`` is an ``advisor.devices.Characterization`` (or a :class:`DeviceView`, or None when
-    the device is unknown: device-dependent inputs are then missing and said so).
+    ``device`` is an ``advisor.devices.database.Characterization`` (or a :class:`DeviceView`, or
+    None when the device is unknown: device-dependent inputs are then missing and said so).
     """
     if speedup_form not in SPEEDUP_FORMS:
         raise ValueError(f"speedup form must be one of {SPEEDUP_FORMS}, not {speedup_form!r}")

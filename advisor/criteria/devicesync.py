@@ -23,12 +23,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from advisor.criteria import collect
-from advisor.criteria.analysis import COMPUTED, CriterionResult, Speedups
-from advisor.criteria.common import Context, Scored, absent, aux_mean, not_applicable, score
-from advisor.criteria.inputs import KernelData, Recipe, Values
-from advisor.criteria.means import weighted_mean
-from advisor.criteria.speedups import devicesync_fraction, devicesync_speedup_amdahl
+from advisor.criteria.engine import collect
+from advisor.criteria.engine.analysis import COMPUTED, CriterionResult, Speedups
+from advisor.criteria.engine.common import Context, Scored, absent, aux_mean, not_applicable, score
+from advisor.criteria.engine.inputs import KernelData, Recipe, Values
+from advisor.criteria.engine.means import weighted_mean
+from advisor.criteria.engine.speedups import devicesync_fraction, devicesync_speedup_amdahl
 
 NAME = "DEVICESYNC"
 

@@ -15,9 +15,17 @@ Potential speedup: 1 / DIVERGENCE (seed 002, section V).
 
 from __future__ import annotations
 
-from advisor.criteria.analysis import COMPUTED, CriterionResult, Speedups
-from advisor.criteria.common import Context, Scored, absent, clamp01, inverse, not_applicable, score
-from advisor.criteria.inputs import KernelData, Recipe
+from advisor.criteria.engine.analysis import COMPUTED, CriterionResult, Speedups
+from advisor.criteria.engine.common import (
+    Context,
+    Scored,
+    absent,
+    clamp01,
+    inverse,
+    not_applicable,
+    score,
+)
+from advisor.criteria.engine.inputs import KernelData, Recipe
 
 NAME = "DIVERGENCE"
 WARP_SIZE = 32

@@ -30,11 +30,11 @@ Zero-denominator policy: no global memory transaction is n/a.  Potential speedup
 
 from __future__ import annotations
 
-from advisor.criteria import collect
-from advisor.criteria.analysis import COMPUTED, CriterionResult, Speedups
-from advisor.criteria.common import Context, Scored, absent, not_applicable, score
-from advisor.criteria.inputs import KernelData, Recipe
-from advisor.criteria.speedups import level_share, level_speedup_amdahl, level_speedup_paper
+from advisor.criteria.engine import collect
+from advisor.criteria.engine.analysis import COMPUTED, CriterionResult, Speedups
+from advisor.criteria.engine.common import Context, Scored, absent, not_applicable, score
+from advisor.criteria.engine.inputs import KernelData, Recipe
+from advisor.criteria.engine.speedups import level_share, level_speedup_amdahl, level_speedup_paper
 
 L1 = "L1_GRANULARITY"
 L2 = "L2_GRANULARITY"

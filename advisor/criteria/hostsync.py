@@ -24,15 +24,15 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from advisor.criteria import collect
-from advisor.criteria.analysis import (
+from advisor.criteria.engine import collect
+from advisor.criteria.engine.analysis import (
     COMPUTED,
     NOT_APPLICABLE,
     NOT_COMPUTABLE,
     CriterionResult,
     Speedups,
 )
-from advisor.criteria.common import clamp01, inverse
+from advisor.criteria.engine.common import clamp01, inverse
 from advisor.profile import Profile
 
 NAME = "HOSTSYNC"

@@ -9,8 +9,8 @@ achieved active warps per active cycle over the warps the launch can keep reside
 ``active_warps / active_cycles`` (nvprof events, ncu ``sm__warps_active.sum`` /
 ``sm__cycles_active.sum``), or achieved occupancy * max warps per SM.  Denominator: ncu
 ``sm__maximum_warps_avg_per_active_cycle``, or theoretical occupancy * max warps, or the
-occupancy calculation of :mod:`advisor.criteria.occupancy` from the launch configuration (block
-size, registers, shared memory) and the compute capability's limits.
+occupancy calculation of :mod:`advisor.criteria.engine.occupancy` from the launch configuration
+(block size, registers, shared memory) and the compute capability's limits.
 
 Seed 002, section IV-E::
 
@@ -24,10 +24,10 @@ Potential speedups: 1 / criterion (seed 002, section V).
 
 from __future__ import annotations
 
-from advisor.criteria.analysis import COMPUTED, CriterionResult, Speedups
-from advisor.criteria.common import Context, Scored, absent, inverse, not_applicable, score
-from advisor.criteria.inputs import KernelData, Recipe, Values
-from advisor.criteria.occupancy import limits_for, theoretical_warps_per_sm
+from advisor.criteria.engine.analysis import COMPUTED, CriterionResult, Speedups
+from advisor.criteria.engine.common import Context, Scored, absent, inverse, not_applicable, score
+from advisor.criteria.engine.inputs import KernelData, Recipe, Values
+from advisor.criteria.engine.occupancy import limits_for, theoretical_warps_per_sm
 
 WARP = "LOADBALANC_WARP"
 #: launch configuration the occupancy calculation reads when the profile has it

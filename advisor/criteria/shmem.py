@@ -26,10 +26,10 @@ Zero-denominator policy: a kernel without shared-memory accesses is n/a.  Potent
 
 from __future__ import annotations
 
-from advisor.criteria.analysis import CriterionResult
-from advisor.criteria.common import Context, Scored, absent, clamp01, not_applicable, score
+from advisor.criteria.engine.analysis import CriterionResult
+from advisor.criteria.engine.common import Context, Scored, absent, clamp01, not_applicable, score
+from advisor.criteria.engine.inputs import KernelData, Recipe, Values
 from advisor.criteria.granularity import level_result
-from advisor.criteria.inputs import KernelData, Recipe, Values
 
 NAME = "SHMEM_EFFICIENCY"
 

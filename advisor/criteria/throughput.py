@@ -12,17 +12,17 @@ duration, or nvprof ``dram_read_throughput + dram_write_throughput``, over the p
 database), weighted by F_DRAMThr at the measured fraction.  "MEMTHR ~ 1" is
 ``MEMTHR >= MEMTHR_SATURATED_FRAC``.  ``occ`` depends on the launch configuration (block size,
 grid, shared memory): the theoretical occupancy -- ncu ``sm__maximum_warps_per_active_cycle_pct``
-or the occupancy calculation of :mod:`advisor.criteria.occupancy`; only when neither is possible
-the achieved occupancy stands in (said in a note).  Potential speedup: 1 / criterion.
+or the occupancy calculation of :mod:`advisor.criteria.engine.occupancy`; only when neither is
+possible the achieved occupancy stands in (said in a note).  Potential speedup: 1 / criterion.
 """
 
 from __future__ import annotations
 
-from advisor.criteria.analysis import COMPUTED, CriterionResult, Speedups
-from advisor.criteria.common import Context, Scored, absent, aux_mean, inverse, score
-from advisor.criteria.inputs import KernelData, Recipe, Values
+from advisor.criteria.engine.analysis import COMPUTED, CriterionResult, Speedups
+from advisor.criteria.engine.common import Context, Scored, absent, aux_mean, inverse, score
+from advisor.criteria.engine.inputs import KernelData, Recipe, Values
+from advisor.criteria.engine.speedups import dram_fraction_recipes, weighted_by_f
 from advisor.criteria.loadbalance import calculated_theoretical_warps
-from advisor.criteria.speedups import dram_fraction_recipes, weighted_by_f
 
 NAME = "THROUGHPUT_OCCUPANCY"
 

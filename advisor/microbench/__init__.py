@@ -11,7 +11,7 @@ cuda-advisor can build them:
   (``cuda-advisor microbench run``);
 * :mod:`~advisor.microbench.fit` -- samples -> quantized, monotonically interpolated
   characterization functions and latencies, as the device characterization JSON of
-  :mod:`advisor.characterization` (``cuda-advisor microbench fit``).
+  :mod:`advisor.devices.characterization` (``cuda-advisor microbench fit``).
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ quantization, and interpolation process".  Here:
 * **quantization**: the intensity x is rounded to a grid of 1/:data:`QUANTUM_STEPS`, samples that
   land on the same grid point are merged (median), and F is clipped to (0, 1];
 * **interpolation**: the sample points are stored in the JSON and read back as a monotone
-  piecewise-cubic Hermite interpolant (:class:`advisor.characterization.MonotoneFunction`), which
-  never overshoots and is monotone wherever the samples are.
+  piecewise-cubic Hermite interpolant (:class:`advisor.devices.characterization.MonotoneFunction`),
+  which never overshoots and is monotone wherever the samples are.
 
 **What each F is (a decision; the paper does not print the formulas).**  Every F is evaluated by
 the criteria engine at the *raw* value of its criterion (the profile's measured ratio) and is
@@ -43,13 +43,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from advisor.characterization import (
+from advisor.devices.characterization import (
     FUNCTION_NAMES,
     LATENCY_LEVELS,
     Characterization,
     MonotoneFunction,
+    default_characterization,
 )
-from advisor.devices import DeviceSpec, default_characterization, find_device
+from advisor.devices.database import DeviceSpec, find_device
 from advisor.microbench.raw import RawRun, spec_from_record
 
 #: x is rounded to multiples of 1/256: keeps 1/32 (32-way conflicts) exact and merges

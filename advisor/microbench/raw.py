@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from advisor.devices import DeviceSpec, all_devices, compute_capability_facts, find_device
+from advisor.devices.database import DeviceSpec, all_devices, compute_capability_facts, find_device
 from advisor.errors import MalformedInput, UnreadableInput, UsageError
 
 RAW_SCHEMA = "cuda-advisor/microbench-raw"

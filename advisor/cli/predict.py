@@ -1,0 +1,176 @@
+"""``cuda-advisor predict``: time predictions from the papers' models (MODELS.md §3-4).
+
+The group is ``predict_group``; each model is a subcommand (``predict bsp`` here).  The commands
+parse options, call :mod:`advisor.models`, and print; errors become one line and an exit code.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+
+import click
+
+import parsers
+from advisor.devices.database import find_device
+from advisor.errors import UsageError
+from advisor.models.bsp import DEFAULT_LATENCIES, GpuSpec, Latencies, ThreadCounts
+from advisor.models.bsp.app import read_app
+from advisor.models.bsp.profile import counts_from_profile, pick_kernel, profiled_time_note
+from advisor.models.bsp.result import profile_per_thread, render_text, run_bsp, to_json
+from advisor.profile import merge
+
+CALIBRATE_SYNTAX = "GPU:N:TIME, e.g. 'GeForce GTX 680:1024:26.2' (N the input size, TIME in ms)"
+
+
+@click.group(name="predict")
+def predict_group() -> None:
+    """Predict kernel times with the papers' analytic models."""
+
+
+def find_gpu(name: str, option: str) -> GpuSpec:
+    """The GPU database entry for ``name``; unknown names are usage errors with close matches."""
+    try:
+        return find_device(name)
+    except UsageError as exc:
+        raise UsageError(f"{option}: {exc}") from None
+
+
+def parse_calibration(text: str) -> tuple[str, float, float]:
+    """``GPU:N:TIME`` -> (GPU name, N, time in seconds).  The GPU name may contain ':'."""
+    parts = text.rsplit(":", 2)
+    if len(parts) != 3 or not parts[0].strip():
+        raise UsageError(f"--calibrate {text!r}: expected {CALIBRATE_SYNTAX}")
+    gpu, size_text, time_text = (p.strip() for p in parts)
+    size = _positive(size_text, f"--calibrate {text!r}: N")
+    time_ms = _positive(time_text, f"--calibrate {text!r}: TIME (ms)")
+    return gpu, size, time_ms * 1e-3
+
+
+def parse_sizes(text: str) -> list[float]:
+    """``N1,N2,...`` -> sizes (positive numbers), in the given order."""
+    items = [item.strip() for item in text.split(",")]
+    if not items or any(not item for item in items):
+        raise UsageError(f"--sizes {text!r}: expected N1,N2,... (positive numbers)")
+    return [_positive(item, f"--sizes {text!r}: {item!r}") for item in items]
+
+
+def _positive(text: str, what: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise UsageError(f"{what} must be a number, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise UsageError(f"{what} must be > 0, got {text!r}")
+    return value
+
+
+def _constant(counts: ThreadCounts) -> Callable[[float], ThreadCounts]:
+    """Counts that do not depend on N (a profile describes one run)."""
+
+    def counts_at(_n: float) -> ThreadCounts:
+        return counts
+
+    return counts_at
+
+
+def _gpu_names(values: Sequence[str]) -> list[str]:
+    names = [name.strip() for value in values for name in value.split(",")]
+    if any(not name for name in names):
+        raise UsageError("--gpu: empty GPU name; give NAME[,NAME...]")
+    return list(dict.fromkeys(names))
+
+
+@predict_group.command(name="bsp")
+@click.option("--app", "app_path", type=click.Path(dir_okay=False), help="Application file.")
+@click.option(
+    "--profile",
+    "profile_paths",
+    multiple=True,
+    type=click.Path(),
+    help="Profile(s) of one run to take per-thread counts from (instead of --app).",
+)
+@click.option("--kernel", help="Kernel of the profile to model (substring of its name).")
+@click.option(
+    "--calibrate",
+    "calibrate",
+    required=True,
+    metavar="GPU:N:TIME",
+    help="Measured run, TIME in ms.",
+)
+@click.option("--gpu", "gpus", multiple=True, metavar="NAME[,NAME...]", help="GPUs to predict for.")
+@click.option("--sizes", metavar="N1,N2,...", help="Input sizes to predict (--app only).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+def bsp_cmd(
+    app_path: str | None,
+    profile_paths: tuple[str, ...],
+    kernel: str | None,
+    calibrate: str,
+    gpus: tuple[str, ...],
+    sizes: str | None,
+    as_json: bool,
+) -> None:
+    """BSP model with one calibrated λ (seed 000): T_k = t·(Comp+Comm_GM+Comm_SM)/(R·P·λ).
+
+    λ is fitted on the measured run given by --calibrate GPU:N:TIME (TIME in milliseconds), then
+    T_k is predicted for every --gpu (default: the calibration GPU) and every --sizes value
+    (default: the calibration N).  Per-thread counts come from an application file (--app,
+    expressions of N) or from a profile of one run (--profile; it fixes the size).
+    """
+    if (app_path is None) == (not profile_paths):
+        raise UsageError("give exactly one of --app FILE or --profile FILE")
+    cal_gpu_name, cal_size, measured_s = parse_calibration(calibrate)
+    cal_gpu = find_gpu(cal_gpu_name, "--calibrate")
+    targets = [find_gpu(name, "--gpu") for name in _gpu_names(gpus)] if gpus else [cal_gpu]
+    counts_at: Callable[[float], ThreadCounts]
+    latencies: Latencies = DEFAULT_LATENCIES
+    paths: tuple[str, ...]
+    per_thread: tuple[tuple[str, str], ...]
+    notes: tuple[str, ...]
+    if app_path is not None:
+        if kernel is not None:
+            raise UsageError("--kernel applies to --profile only")
+        app = read_app(app_path)
+        counts_at, latencies = app.counts, app.latencies
+        kind, name, paths = "app", app.name, (app_path,)
+        per_thread, notes = tuple(app.expressions().items()), ()
+        size_list = parse_sizes(sizes) if sizes is not None else [cal_size]
+    else:
+        if sizes is not None:
+            raise UsageError(
+                "--sizes needs --app: counts from a profile hold for the profiled run only; "
+                "write an application file to predict other sizes"
+            )
+        profile = merge([parsers.read(p) for p in profile_paths])
+        found = counts_from_profile(profile, pick_kernel(profile, kernel))
+        counts_at = _constant(found.counts)
+        kind, name, paths = "profile", found.kernel, profile_paths
+        per_thread = profile_per_thread(found.counts, found.sources)
+        notes = (*found.assumed, profiled_time_note(found))
+        size_list = [cal_size]
+    try:
+        result = run_bsp(
+            input_kind=kind,
+            input_name=name,
+            input_paths=paths,
+            per_thread=per_thread,
+            notes=notes,
+            counts_at=counts_at,
+            latencies=latencies,
+            calibration_gpu=cal_gpu,
+            calibration_size=cal_size,
+            measured_s=measured_s,
+            gpus=targets,
+            sizes=size_list,
+        )
+    except ValueError as exc:
+        raise UsageError(f"predict bsp: {exc}") from None
+    if as_json:
+        text = json.dumps(to_json(result), indent=2, sort_keys=True, allow_nan=False)
+        click.echo(text)
+    else:
+        click.echo(render_text(result), nl=False)
+
+
+COMMANDS: list[click.Command] = [predict_group]

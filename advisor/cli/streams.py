@@ -1,0 +1,126 @@
+"""``cuda-advisor streams TRACE``: seed 004's CUDA-streams models on a GPU timeline."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+import parsers
+from advisor.models import streams
+from advisor.models.streams.analysis import (
+    SequenceStreams,
+    StreamsAnalysis,
+    analyze_streams,
+    to_dict,
+)
+
+#: the n shown in the text curve (every n is in --json)
+CURVE_POINTS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+#: kernel names are long C++ signatures; the text view shows a prefix
+NAME_CHARS = 60
+
+
+@click.command(name="streams")
+@click.argument("trace", type=click.Path(dir_okay=False))
+@click.option("--cc", default=None, metavar="X.Y", help="Compute capability (picks the model).")
+@click.option(
+    "--tsc",
+    "tsc_ms",
+    type=float,
+    default=None,
+    metavar="MS",
+    help="Stream-creation time t_sc in ms (default: seed 004 Table 3, else "
+    f"{streams.DEFAULT_TSC_MS} ms).",
+)
+@click.option(
+    "--max-streams",
+    type=click.IntRange(min=1, max=1024),
+    default=streams.DEFAULT_MAX_STREAMS,
+    show_default=True,
+    help="Evaluate n = 1 .. this many streams.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON with the full predicted curve.")
+def streams_cmd(
+    trace: str, cc: str | None, tsc_ms: float | None, max_streams: int, as_json: bool
+) -> None:
+    """Predict the time of each HtoD -> kernel -> DtoH sequence of TRACE on n streams.
+
+    TRACE is a GPU timeline: nvprof --print-gpu-trace, nsys cuda_gpu_trace, or an nvprof / nsys
+    SQLite export.  Models: seed 004 (cc 1.x, 2.x) and, for cc >= 3.0, the project's
+    three-stage pipeline extension (Decision 6).
+    """
+    analysis = analyze_streams(parsers.read(trace), cc=cc, tsc_ms=tsc_ms, max_streams=max_streams)
+    if as_json:
+        text = json.dumps(to_dict(analysis), indent=2, sort_keys=True, allow_nan=False)
+        click.echo(text)
+    else:
+        click.echo(render_text(analysis), nl=False)
+
+
+def render_text(analysis: StreamsAnalysis) -> str:
+    """The human-readable view: one block per sequence."""
+    tl = analysis.timeline
+    count = len(analysis.results)
+    lines = [
+        f"streams: {analysis.path}",
+        f"{count} HtoD -> kernel -> DtoH sequence{'s' if count != 1 else ''}"
+        + _unmatched(tl.unmatched_htod, tl.unmatched_kernels, tl.unmatched_dtoh),
+    ]
+    lines += [f"note: {note}" for note in tl.notes]
+    for result in analysis.results:
+        lines.append("")
+        lines += _sequence_lines(result)
+    return "\n".join(lines) + "\n"
+
+
+def _unmatched(htod: int, kernels: int, dtoh: int) -> str:
+    parts = [
+        f"{n} {what}" for n, what in ((htod, "HtoD"), (kernels, "kernels"), (dtoh, "DtoH")) if n
+    ]
+    return f"; not in a sequence: {', '.join(parts)}" if parts else ""
+
+
+def _sequence_lines(r: SequenceStreams) -> list[str]:
+    seq, p, dev = r.sequence, r.prediction, r.device
+    stream_ids = ",".join("-" if s is None else str(s) for s in seq.streams)
+    label = "streams" if len(seq.streams) > 1 else "stream"
+    origin = "paper" if p.model.from_paper else "project extension, not the paper's"
+    saving = "" if p.saving_frac is None else f" ({100 * p.saving_frac:.1f} %)"
+    measured = f"measured {r.measured_ms:.3f} ms on {r.measured_streams} {label}"
+    if r.measured_streams > 1 and r.predicted_at_measured_ms is not None:
+        measured += f" (model at n={r.measured_streams}: {r.predicted_at_measured_ms:.3f} ms)"
+    return [
+        f"sequence {r.index}: {dev.name or '(unnamed device)'} (cc {dev.cc[0]}.{dev.cc[1]} from "
+        f"{dev.cc_source}), {label} {stream_ids}, "
+        f"{seq.start_ns / 1e6:.3f}-{seq.end_ns / 1e6:.3f} ms",
+        f"  operations  {seq.htod_count} HtoD, {seq.kernel_count} kernels "
+        f"({_names(seq.kernels)}), {seq.dtoh_count} DtoH",
+        f"  times       t_Thd {p.t_thd_ms:.3f} ms, t_E {p.t_e_ms:.3f} ms, "
+        f"t_Tdh {p.t_tdh_ms:.3f} ms; {measured}",
+        f"  model       {p.model.title} [{origin}: {p.model.source}]",
+        f"  t_sc        {p.t_sc_ms:g} ms ({dev.tsc_source})",
+        f"  optimum     n = {p.optimal_n} ({p.regime}); closed form "
+        f"{p.closed_form.n:.1f} from {p.closed_form.equation}",
+        f"  predicted   n=1: {p.predicted_1_ms:.3f} ms, n={p.optimal_n}: "
+        f"{p.predicted_optimal_ms:.3f} ms; saving {p.saving_ms:.3f} ms{saving} vs n=1, "
+        f"{r.saving_vs_measured_ms:.3f} ms vs measured",
+        f"  curve (ms)  {_curve(p)}",
+    ] + [f"  note: {note}" for note in r.notes]
+
+
+def _names(kernels: tuple[str, ...]) -> str:
+    first = kernels[0] if kernels else ""
+    if len(first) > NAME_CHARS:
+        first = first[: NAME_CHARS - 3] + "..."
+    more = f" + {len(kernels) - 1} more" if len(kernels) > 1 else ""
+    return first + more
+
+
+def _curve(p: streams.StreamPrediction) -> str:
+    last = len(p.curve_ms)
+    points = sorted({n for n in CURVE_POINTS if n <= last} | {p.optimal_n, last})
+    return "  ".join(f"{n}: {p.curve_ms[n - 1]:.3f}" for n in points)
+
+
+COMMANDS: list[click.Command] = [streams_cmd]

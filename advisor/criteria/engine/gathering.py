@@ -1,0 +1,330 @@
+"""Gathering a :class:`~advisor.profile.Profile` into the units the criteria read (the contract
+is in :mod:`advisor.criteria.engine.inputs`), on columns.
+
+Launches of one kernel whose inputs are identical (the same launch configuration, the same
+presence of a duration, no metric row of their own) give identical criterion values: they are one
+:class:`~advisor.criteria.engine.inputs.Unit` of ``count`` launches that keeps each launch's place
+and duration, so a 1,000,000-launch trace of a few dozen kernels is a few dozen units, and every
+mean stays the mean over the launches (MODELS.md §1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from advisor.criteria.engine.inputs import KernelData, Members, Unit, _has, _number
+from advisor.profile import Profile
+
+#: the launch configuration values, from the ``launches`` columns
+CONFIG = (
+    "launch.block_threads",
+    "launch.grid_blocks",
+    "launch.registers_per_thread",
+    "launch.shared_bytes_per_block",
+    "launch.duration_ns",
+)
+
+
+def gather(profile: Profile) -> list[KernelData]:
+    """One :class:`KernelData` per kernel name found in the profile (sorted by name)."""
+    metrics = profile.metrics
+    has_launch = metrics["launch_id"].notna().to_numpy()
+    summary = metrics[~has_launch] if not has_launch.all() else metrics.iloc[:0]
+    rows = _PerLaunch(metrics, has_launch)
+    summary_values = _summary_values(summary)
+    launches = profile.launches
+    names_column = launches["name"]  # the schema's categorical: its codes are the kernels
+    codes = names_column.cat.codes.to_numpy().astype(np.int64)
+    uniq = names_column.cat.categories
+    by_name = _positions(codes, uniq)
+    config = _config_columns(launches)
+    ids = launches["launch_id"].astype("Int64").to_numpy(dtype=np.int64, na_value=-1)
+    own = np.isin(ids, np.fromiter(rows.values, dtype=np.int64, count=len(rows.values)))
+    group = _groups(codes, config, own)
+    known_config = _known_config(codes, len(uniq), config)
+    code_of = {str(u): k for k, u in enumerate(uniq)}
+    starts = launches["start_ns"].to_numpy(dtype=float, na_value=np.nan)
+    durations = launches["duration_ns"].to_numpy(dtype=float, na_value=np.nan)  # inf kept
+    kernels: list[KernelData] = []
+    for name in profile.kernel_names():
+        at = by_name.get(name, np.array([], dtype=np.int64))
+        base = summary_values.get(name, {})
+        units = _launch_units(at, base, config, ids, group, rows.values)
+        kernel_ids = rows.ids_of.get(name, [])
+        seen = set(ids[at].tolist()) if kernel_ids else set()
+        extra = [lid for lid in kernel_ids if lid not in seen]
+        for k, lid in enumerate(extra):  # metric rows whose launch is not in ``launches``
+            values = {**base, **rows.values.get(lid, {})}
+            units.append(Unit(lid, values.get("gpu_time_duration"), values, position=len(at) + k))
+        if not units and base:
+            units.append(Unit(None, base.get("gpu_time_duration"), dict(base)))
+        count, duration = _count_and_duration(
+            profile, name, units, summary, starts[at], durations[at]
+        )
+        names = rows.finite_names(units)
+        code = code_of.get(name)
+        names |= {k for k in CONFIG if code is not None and known_config[k][code]}
+        names |= {k for k in base if any(_has(u.values, {}, k) for u in units)}
+        kernels.append(
+            KernelData(
+                name=name,
+                units=tuple(units),
+                launches=count,
+                duration_ns=duration,
+                per_launch_metrics=bool(kernel_ids),
+                known=frozenset(names),
+            )
+        )
+    return kernels
+
+
+def _launch_units(
+    at: np.ndarray,
+    base: dict[str, float],
+    config: dict[str, np.ndarray],
+    ids: np.ndarray,
+    group: np.ndarray,
+    metric_values: dict[int, dict[str, float]],
+) -> list[Unit]:
+    """The units of a kernel's launches ``at`` (rows of ``launches``), in launch order: a launch
+    with metric rows alone, the others one unit per group of identical inputs."""
+    if not len(at):
+        return []
+    g = group[at]
+    by_place = _stable_order(g)  # members of each group together, each group in launch order
+    ordered = g[by_place]
+    cuts = np.concatenate([[0], np.flatnonzero(np.diff(ordered)) + 1, [len(g)]])
+    uniq, first, counts = ordered[cuts[:-1]], by_place[cuts[:-1]], np.diff(cuts)
+    durations = config["launch.duration_ns"]
+    heads: list[tuple[int, Unit]] = []
+    for k, (gid, pos, n) in enumerate(
+        zip(uniq.tolist(), first.tolist(), counts.tolist(), strict=True)
+    ):
+        members = by_place[cuts[k] : cuts[k + 1]]
+        if gid < 0:  # launches with their own metric rows (group -1): one unit each
+            for p in members.tolist():
+                heads.append((p, _single(at[p], p, base, config, ids, metric_values)))
+            continue
+        i = int(at[pos])
+        if n == 1:
+            heads.append((pos, _single(i, pos, base, config, ids, metric_values)))
+            continue
+        rows_k = at[members]
+        durs = durations[rows_k]
+        weight = float(durs.sum()) if bool(np.isfinite(durs).all()) else None
+        unit = Unit(
+            launch_id=int(ids[i]),
+            weight_ns=weight,
+            values={**base, **_config_at(config, i)},
+            count=int(n),
+            position=int(pos),
+            members=Members(
+                positions=members.astype(np.int64), launch_ids=ids[rows_k], durations=durs
+            ),
+        )
+        heads.append((int(pos), unit))
+    heads.sort(key=lambda h: h[0])
+    return [u for _, u in heads]
+
+
+def _single(
+    i: int,
+    pos: int,
+    base: dict[str, float],
+    config: dict[str, np.ndarray],
+    ids: np.ndarray,
+    metric_values: dict[int, dict[str, float]],
+) -> Unit:
+    lid = int(ids[i])
+    values = {**base, **_config_at(config, i), **metric_values.get(lid, {})}
+    return Unit(lid, _number(config["launch.duration_ns"][i]), values, position=int(pos))
+
+
+def _config_at(config: dict[str, np.ndarray], i: int) -> dict[str, float]:
+    """The ``launch.*`` values of launches row ``i`` (absent where unknown)."""
+    out = {}
+    for key, column in config.items():
+        x = float(column[i])
+        if x == x:  # not NaN
+            out[key] = x
+    return out
+
+
+def _groups(codes: np.ndarray, config: dict[str, np.ndarray], own: np.ndarray) -> np.ndarray:
+    """A group number per launches row, equal for rows of one kernel (``codes``: the kernel
+    codes, -1 for none) with identical inputs (the launch configuration, whether the duration is
+    known and > 0); -1 for rows with metrics.  The parts are combined into one integer key
+    (renumbered only when the next part could overflow it) and numbered once at the end."""
+    key = codes.astype(np.int64) + 1
+    size = int(key.max(initial=0)) + 1  # the key's values lie in [0, size)
+    duration = config["launch.duration_ns"]
+    flags = np.isfinite(duration).astype(np.int64) + (duration > 0)
+    columns = [config[k] for k in CONFIG[:-1]]
+    for column in [*columns, flags]:
+        part, found = pd.factorize(column, use_na_sentinel=False)
+        width = max(len(found), 1)
+        if size * width >= 2**62:
+            key, first = pd.factorize(key)
+            size = max(len(first), 1)
+        key = key * width + part
+        size *= width
+    key = pd.factorize(key)[0].astype(np.int64)
+    key[own] = -1
+    return key
+
+
+def _config_columns(launches: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The ``launch.*`` values of every launches row as columns (NaN where unknown)."""
+
+    def column(name: str) -> np.ndarray:
+        return launches[name].to_numpy(dtype=float, na_value=np.nan)
+
+    def finite(values: np.ndarray, default: float) -> np.ndarray:
+        return np.where(np.isfinite(values), values, default)
+
+    block = column("block_x") * finite(column("block_y"), 1.0) * finite(column("block_z"), 1.0)
+    grid = column("grid_x") * finite(column("grid_y"), 1.0) * finite(column("grid_z"), 1.0)
+    static, dynamic = column("static_shared_bytes"), column("dynamic_shared_bytes")
+    shared = np.where(
+        ~np.isfinite(static) & ~np.isfinite(dynamic),
+        np.nan,
+        finite(static, 0.0) + finite(dynamic, 0.0),
+    )
+    parts = {
+        "launch.block_threads": block,
+        "launch.grid_blocks": grid,
+        "launch.registers_per_thread": column("registers_per_thread"),
+        "launch.shared_bytes_per_block": shared,
+        "launch.duration_ns": column("duration_ns"),
+    }
+    return {k: np.where(np.isfinite(v), v, np.nan) for k, v in parts.items()}
+
+
+def _known_config(
+    codes: np.ndarray, n: int, config: dict[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """Per ``launch.*`` value, per kernel code (``codes``: the factorised names, ``n`` of them):
+    whether any launch of the kernel has it."""
+    named = codes >= 0
+    out = {}
+    for key, column in config.items():
+        known = np.zeros(n, dtype=bool)
+        known[codes[named & np.isfinite(column)]] = True
+        out[key] = known
+    return out
+
+
+def _stable_order(values: np.ndarray) -> np.ndarray:
+    """``np.argsort(values, kind="stable")`` of non-negative or -1 integers, as 16-bit integers
+    where they fit (numpy's stable sort is then a radix sort)."""
+    if len(values) and values.min() >= -1 and values.max() < 2**15 - 1:
+        return np.argsort(values.astype(np.int16), kind="stable")
+    return np.argsort(values, kind="stable")
+
+
+def _positions(codes: np.ndarray, uniq: pd.Index) -> dict[str, np.ndarray]:
+    """Kernel name -> positions of its rows (in row order), from the kernel codes."""
+    order = _stable_order(codes)
+    bounds = np.searchsorted(codes[order], np.arange(len(uniq) + 1))
+    return {str(u): order[bounds[k] : bounds[k + 1]] for k, u in enumerate(uniq)}
+
+
+class _PerLaunch:
+    """The per-launch metrics rows by launch: ``values`` (launch id -> {metric: value}, the
+    first numeric row of each (launch, metric)), ``ids_of`` (kernel -> sorted launch ids) and
+    the names with a finite value per launch, computed on columns."""
+
+    def __init__(self, metrics: pd.DataFrame, has_launch: np.ndarray) -> None:
+        value = metrics["value"].to_numpy(dtype=float, na_value=np.nan)
+        lid_all = metrics["launch_id"].to_numpy(dtype=float, na_value=np.nan)
+        codes, self._names = pd.factorize(metrics["metric"], use_na_sentinel=True)
+        kcodes, kernels = pd.factorize(metrics["kernel"], use_na_sentinel=True)
+        with_id = np.flatnonzero(has_launch)
+        lid = lid_all[with_id].astype(np.int64)
+        pairs = pd.DataFrame({"k": kcodes[with_id], "l": lid}).drop_duplicates()
+        pairs = pairs[pairs["k"] >= 0].sort_values("l", kind="stable")
+        self.ids_of = {
+            str(kernels[k]): group.tolist() for k, group in pairs.groupby("k", sort=False)["l"]
+        }
+        rows = with_id[~np.isnan(value[with_id])]
+        width = max(len(self._names), 1) + 1
+        first = ~pd.Series(lid_all[rows].astype(np.int64) * width + codes[rows]).duplicated()
+        rows = rows[first.to_numpy()]
+        order = np.argsort(lid_all[rows], kind="stable")
+        rows = rows[order]
+        self._lid = lid_all[rows].astype(np.int64)
+        self._code = codes[rows]
+        self._value = value[rows]
+        names = np.asarray(self._names, dtype=object)
+        label_array = names.take(np.maximum(self._code, 0))
+        label_array[self._code < 0] = None
+        labels: list[Any] = label_array.tolist()
+        values = self._value.tolist()
+        cuts = np.flatnonzero(np.diff(self._lid)) + 1
+        self._starts = np.concatenate([[0], cuts]).astype(np.int64)
+        self._ends = np.concatenate([cuts, [len(rows)]]).astype(np.int64)
+        self.values: dict[int, dict[str, float]] = {
+            int(self._lid[a]): dict(zip(labels[a:b], values[a:b], strict=True))
+            for a, b in zip(self._starts.tolist(), self._ends.tolist(), strict=True)
+        } if len(rows) else {}  # fmt: skip
+        self._where = (
+            {int(self._lid[a]): k for k, a in enumerate(self._starts.tolist())} if len(rows) else {}
+        )
+
+    def finite_names(self, units: Sequence[Unit]) -> set[str]:
+        """Metric names with a finite value in the per-launch rows of ``units``."""
+        blocks = np.array(
+            [self._where[u.launch_id] for u in units if u.launch_id in self._where], dtype=np.int64
+        )
+        if not len(blocks):
+            return set()
+        # the rows of every block, block after block (the aranges of the blocks, concatenated)
+        lengths = self._ends[blocks] - self._starts[blocks]
+        shift = self._starts[blocks] - (np.cumsum(lengths) - lengths)
+        picked = np.repeat(shift, lengths) + np.arange(int(lengths.sum()))
+        picked = picked[np.isfinite(self._value[picked]) & (self._code[picked] >= 0)]
+        return {str(self._names[c]) for c in np.unique(self._code[picked])}
+
+
+def _summary_values(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    numeric = frame[frame["value"].notna() & frame["kernel"].notna()]
+    for kernel, metric, value in zip(
+        numeric["kernel"], numeric["metric"], numeric["value"], strict=True
+    ):
+        out.setdefault(str(kernel), {}).setdefault(str(metric), float(value))
+    return out
+
+
+def _count_and_duration(
+    profile: Profile,
+    name: str,
+    units: Sequence[Unit],
+    summary: pd.DataFrame,
+    starts: np.ndarray,
+    durations: np.ndarray,
+) -> tuple[int, float | None]:
+    """The kernel's launches and total time, from its launches rows' ``starts`` and
+    ``durations`` when it has any, else from the summaries."""
+    timed = ~np.isnan(starts)
+    if 0 < timed.sum() < len(starts):  # a timeline merged with replayed (ncu) launches: trust it
+        durations = durations[timed]
+    if len(durations):
+        known = durations[~np.isnan(durations)]
+        return len(durations), float(known.sum()) if len(known) else None
+    ks = profile.kernel_summary[profile.kernel_summary["name"] == name]
+    if len(ks):
+        calls = int(ks["calls"].fillna(0).sum())
+        total = ks["total_ns"].dropna()
+        return calls, float(total.sum()) if len(total) else None
+    if units and units[0].launch_id is not None:
+        weights = [u.weight_ns for u in units if u.weight_ns is not None]
+        return len(units), float(sum(weights)) if weights else None
+    rows_k = summary[summary["kernel"] == name]
+    calls = int(rows_k["invocations"].dropna().max()) if rows_k["invocations"].notna().any() else 0
+    avg = units[0].values.get("gpu_time_duration") if units else None
+    return calls, (avg * calls if avg is not None and calls else None)

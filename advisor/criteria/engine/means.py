@@ -1,0 +1,107 @@
+"""Duration-weighted means over the units of a kernel (MODELS.md §1), for the criteria and the
+evidence the report shows.
+
+A collapsed :class:`~advisor.criteria.engine.inputs.Unit` counts as its launches and the sums run in
+launch order, so every mean is the same number as over one unit per launch; units that are one
+launch each are averaged on columns (:mod:`advisor.criteria.engine.unit_columns`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from advisor.criteria.engine import unit_columns as columns
+from advisor.criteria.engine.inputs import DURATION, Unit, Values, _has, _split
+
+
+def weighted_mean(pairs: Sequence[tuple[Unit, float]]) -> float:
+    """Duration-weighted mean of per-unit values (equal weights if any duration is unknown).
+
+    A collapsed unit counts as its launches, and the sums run in launch order, so the result is
+    the same number as over one unit per launch."""
+    if any(u.members is not None for u, _ in pairs):
+        return _launch_mean(pairs)
+    if len(pairs) == 1:
+        return pairs[0][1]
+    if all(type(v) is float for _, v in pairs):  # on arrays, the same sums in the same order
+        durations = np.array([u.weight_ns for u, _ in pairs], dtype=float)
+        return columns.mean(np.array([v for _, v in pairs]), durations)
+    weights = [u.weight_ns for u, _ in pairs]
+    if any(w is None or not w > 0 for w in weights):
+        return sum(v for _, v in pairs) / len(pairs)
+    total = sum(w for w in weights if w is not None)
+    return sum((w or 0.0) * v for w, (_, v) in zip(weights, pairs, strict=True)) / total
+
+
+def _launch_mean(pairs: Sequence[tuple[Unit, float]]) -> float:
+    """:func:`weighted_mean` over the launches of (collapsed) units, on arrays: a cumulative sum
+    adds in the order Python's ``sum`` does, so the result is bit-identical."""
+    units = tuple(u for u, _ in pairs)
+    order, w = _launch_order(units)
+    counts = [u.count for u in units]
+    v = np.repeat(np.array([value for _, value in pairs], dtype=float), counts)[order]
+    if len(v) == 1:
+        return float(v[0])
+    if not bool((w > 0).all()):  # NaN (unknown) is not > 0
+        return float(np.cumsum(v)[-1] / len(v))
+    return float(np.cumsum(w * v)[-1] / np.cumsum(w)[-1])
+
+
+#: the launch order of the unit tuples :func:`_launch_mean` saw last (a kernel's criteria average
+#: several inputs over the same units): key -> (the units themselves, kept so that their ids stay
+#: theirs while the entry lives; the order; the weights in that order)
+_ORDERS: dict[tuple[int, ...], tuple[tuple[Unit, ...], np.ndarray, np.ndarray]] = {}
+_ORDERS_KEPT = 16
+
+
+def _launch_order(units: tuple[Unit, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """The order that puts the launches of ``units`` in launch order, and their durations (the
+    weights) in that order."""
+    key = tuple(map(id, units))
+    hit = _ORDERS.get(key)
+    if hit is not None:
+        return hit[1], hit[2]
+    positions, weights = [], []
+    for unit in units:
+        if unit.members is not None:
+            positions.append(unit.members.positions)
+            weights.append(unit.members.durations)
+        else:
+            positions.append(np.array([unit.position], dtype=np.int64))
+            weight = unit.weight_ns if unit.weight_ns is not None else math.nan
+            weights.append(np.array([weight], dtype=float))
+    order = np.argsort(np.concatenate(positions), kind="stable")
+    w = np.concatenate(weights)[order]
+    if len(_ORDERS) >= _ORDERS_KEPT:
+        del _ORDERS[next(iter(_ORDERS))]  # the oldest
+    _ORDERS[key] = (units, order, w)
+    return order, w
+
+
+def evidence(units: Sequence[Unit], names: Iterable[str], extra: Values) -> dict[str, float]:
+    """The (duration-weighted mean) value of each input over ``units``, for the report."""
+    out: dict[str, float] = {}
+    names = tuple(names)
+    if any(u.members is not None for u in units) and DURATION in names:
+        units = [one for u in units for one in (_split(u) if u.members is not None else (u,))]
+    if all(u.members is None for u in units):  # one launch per unit: on columns
+        values = [u.values for u in units]
+        weights = np.array([u.weight_ns for u in units], dtype=float)
+        for name in names:
+            column = columns.column(values, name, extra)
+            finite = np.isfinite(column)
+            if finite.any():
+                out[name] = columns.mean(column[finite], weights[finite])
+        return out
+    for name in names:
+        pairs = [
+            (u, float(u.values.get(name, extra.get(name))))  # type: ignore[arg-type]
+            for u in units
+            if _has(u.values, extra, name)
+        ]
+        if pairs:
+            out[name] = weighted_mean(pairs)
+    return out

@@ -1,0 +1,285 @@
+"""Potential speedups (seed 002, section V; MODELS.md §1 Decisions 3-4), the bound of a kernel,
+its overall potential speedup, and the application figure.
+
+* Inverse form (HOSTSYNC, DIVERGENCE, LOADBALANC_*, THROUGHPUT/OCCUPANCY): SP = 1 / criterion,
+  the same in the paper's and the Amdahl reading.
+* Level form (L1_GRANULARITY, L2_GRANULARITY, SHMEM_EFFICIENCY): the paper prints
+  SP = (1 / criterion) * p, with p = L1% / L2% / ShMem%; **Decision 4** makes the default the
+  Amdahl form SP = 1 / ((1 - p) + p * criterion), only the time at that level shrinking.
+* DEVICESYNC: the paper's (1 - (TotActiveWarps / |Warps|) / CLK_cycles) * StallSync is a fraction
+  x of the kernel's time; **Decision 3**: SP = 1 / (1 - x); the literal form reports x.
+* p = sum(transactions at the level * latency of the level) / total cycles of the kernel, with the
+  latencies of the device characterization.  The transactions are issued by all the kernel's
+  warps and each one makes its warp wait the level's latency, so "total cycles" is counted the
+  same way: warp-cycles, the resident warps summed over every SM cycle (``active_warps``, ncu
+  ``sm__warps_active.sum``; or achieved warps per SM x active SM cycles).  p is then the share of
+  the warps' time spent waiting on that level.  Overlap between the transactions of one warp is
+  ignored, so p is an upper bound; it is clamped to 1.
+* Overall: PotentialSpeedup = 1 / MEMTHR if memory-bound, 1 / ARITHTHR if compute-bound, with
+  MEMTHR / ARITHTHR the achieved fraction of peak weighted by F_DRAMThr / F_ARITHThr.  The memory
+  side uses the busiest memory unit when the profiler reports it (Nsight Compute's "Memory
+  Throughput", which covers L1, L2 and DRAM), else DRAM.  Bound: whichever side is higher;
+  **latency-bound** when both are below :data:`LATENCY_BOUND_BELOW_FRAC`.
+* Application: Amdahl over the kernels' shares of GPU time; never a product of speedups.
+
+Speedups are computed from a kernel's aggregated (duration-weighted) values, so every figure in
+the report can be recomputed by hand from the values printed beside it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from advisor.criteria.engine.common import Context, aux_mean, clamp01
+from advisor.criteria.engine.inputs import KernelData, Recipe, Values
+
+#: Below this fraction of peak on both memory and compute a kernel is latency-bound: the threshold
+#: of Nsight Compute's SOL rule ("below 60 % of peak typically indicate latency issues").
+LATENCY_BOUND_BELOW_FRAC = 0.6
+
+PAPER = "paper"
+AMDAHL = "amdahl"
+SPEEDUP_FORMS = (AMDAHL, PAPER)
+
+
+# --------------------------------------------------------------------------- the forms
+
+
+def level_speedup_amdahl(criterion: float, p: float) -> float | None:
+    """Decision 4: SP = 1 / ((1 - p) + p * criterion)."""
+    remaining = (1.0 - p) + p * criterion
+    return 1.0 / remaining if remaining > 0 else None
+
+
+def level_speedup_paper(criterion: float, p: float) -> float | None:
+    """Seed 002, section V, literally: SP = (1 / criterion) * p (None for a criterion of 0)."""
+    return p / criterion if criterion > 0 else None
+
+
+def devicesync_fraction(inactivity: float, stall_sync: float) -> float:
+    """x = (1 - (TotActiveWarps / |Warps|) / CLK_cycles) * StallSync (seed 002, section V)."""
+    return clamp01(inactivity) * clamp01(stall_sync)
+
+
+def devicesync_speedup_amdahl(x: float) -> float | None:
+    """Decision 3: SP = 1 / (1 - x)."""
+    return 1.0 / (1.0 - x) if x < 1 else None
+
+
+# --------------------------------------------------------------------------- p = L1% / L2% / ShMem%
+
+
+def _warp_cycles_recipes() -> list[tuple[str, tuple[str, ...], Callable[[Values], float]]]:
+    """Total warp-cycles of the kernel: resident warps summed over every SM cycle."""
+    return [
+        ("active warp-cycles (active_warps)", ("active_warps",), lambda v: v["active_warps"]),
+        (
+            "achieved warps per SM x active SM cycles",
+            ("achieved_active_warps_per_sm", "active_cycles"),
+            lambda v: v["achieved_active_warps_per_sm"] * v["active_cycles"],
+        ),
+        (
+            "achieved occupancy x max warps x active SM cycles",
+            ("achieved_occupancy", "device.max_warps_per_sm", "active_cycles"),
+            lambda v: v["achieved_occupancy"] * v["device.max_warps_per_sm"] * v["active_cycles"],
+        ),
+        (
+            "achieved occupancy x max warps x duration x SM clock x SMs",
+            (
+                "achieved_occupancy",
+                "device.max_warps_per_sm",
+                "launch.duration_ns",
+                "device.boost_clock_hz",
+                "device.sm_count",
+            ),
+            lambda v: (
+                v["achieved_occupancy"]
+                * v["device.max_warps_per_sm"]
+                * v["launch.duration_ns"]
+                * 1e-9
+                * v["device.boost_clock_hz"]
+                * v["device.sm_count"]
+            ),
+        ),
+    ]
+
+
+#: memory level -> (latency key, alternatives of transaction counters summed)
+LEVEL_TRANSACTIONS: dict[str, tuple[str, tuple[tuple[str, ...], ...]]] = {
+    "l1": ("l1", (("gld_transactions", "gst_transactions"),)),
+    "l2": (
+        "l2",
+        (
+            ("l2_tex_read_transactions", "l2_tex_write_transactions"),
+            ("l2_read_transactions", "l2_write_transactions"),
+        ),
+    ),
+    "shared": ("shared", (("shared_load_transactions", "shared_store_transactions"),)),
+}
+
+
+def level_share_frac(
+    transactions: float, latency_cycles: float, warp_cycles: float
+) -> float | None:
+    """p = transactions * latency / total warp-cycles, clamped to [0, 1] (None for 0 cycles)."""
+    if not warp_cycles > 0:
+        return None
+    return clamp01(transactions * latency_cycles / warp_cycles)
+
+
+def level_recipes(level: str) -> list[Recipe]:
+    """Recipes for p at ``level`` ("l1", "l2", "shared")."""
+    latency_key, alternatives = LEVEL_TRANSACTIONS[level]
+    lat = f"device.latency_{latency_key}_cycles"
+    out: list[Recipe] = []
+    for counters in alternatives:
+        for label, needs, cycles in _warp_cycles_recipes():
+
+            def formula(
+                v: Values,
+                counters: tuple[str, ...] = counters,
+                cycles: Callable[[Values], float] = cycles,
+            ) -> float | None:
+                return level_share_frac(sum(v[c] for c in counters), v[lat], cycles(v))
+
+            out.append(
+                Recipe(
+                    label=f"({' + '.join(counters)}) x {latency_key} latency / {label}",
+                    needs=(*counters, lat, *needs),
+                    formula=formula,
+                )
+            )
+    return out
+
+
+def level_share(
+    kernel: KernelData, level: str, ctx: Context
+) -> tuple[float, dict[str, float]] | None:
+    """The kernel's p at ``level`` and its inputs, or None when it cannot be computed."""
+    scored = aux_mean(kernel, level_recipes(level), ctx)
+    if scored is None:
+        return None
+    return scored.raw, {**scored.inputs, f"p_{level}_frac": scored.raw}
+
+
+# --------------------------------------------------------------------------- bound and overall
+
+
+def _duration_s(v: Values) -> float:
+    return (v.get("launch.duration_ns") or v["gpu_time_duration"]) * 1e-9
+
+
+def dram_fraction_recipes() -> list[Recipe]:
+    """Achieved DRAM throughput over the device's peak (before F_DRAMThr)."""
+    peak = "device.peak_dram_bytes_per_s"
+    return [
+        Recipe(
+            "Nsight Compute DRAM throughput % of peak",
+            ("dram_throughput_pct_of_peak",),
+            lambda v: v["dram_throughput_pct_of_peak"],
+            tools=("ncu",),
+        ),
+        Recipe(
+            "(DRAM bytes read + written) / duration / peak bandwidth",
+            ("dram_read_bytes", "dram_write_bytes", "gpu_time_duration", peak),
+            lambda v: (v["dram_read_bytes"] + v["dram_write_bytes"]) / _duration_s(v) / v[peak],
+            tools=("ncu",),
+        ),
+        Recipe(
+            "(DRAM read + write throughput) / peak bandwidth",
+            ("dram_read_throughput", "dram_write_throughput", peak),
+            lambda v: (v["dram_read_throughput"] + v["dram_write_throughput"]) / v[peak],
+            tools=("nvprof",),
+        ),
+    ]
+
+
+def compute_fraction_recipes() -> list[Recipe]:
+    """Achieved arithmetic throughput over peak (before F_ARITHThr)."""
+    return [
+        Recipe(
+            "Nsight Compute SM throughput % of peak (Compute SOL)",
+            ("compute_throughput_pct_of_peak",),
+            lambda v: v["compute_throughput_pct_of_peak"],
+            tools=("ncu",),
+        ),
+        Recipe(
+            "max(FLOP efficiency single, double)",
+            ("flop_sp_efficiency", "flop_dp_efficiency"),
+            lambda v: max(v["flop_sp_efficiency"], v["flop_dp_efficiency"]),
+            tools=("nvprof",),
+        ),
+        Recipe(
+            "FLOP efficiency single",
+            ("flop_sp_efficiency",),
+            lambda v: v["flop_sp_efficiency"],
+            tools=("nvprof",),
+        ),
+        Recipe(
+            "single-precision FLOPs / duration / peak FP32",
+            ("flop_count_sp", "gpu_time_duration", "device.peak_fp32_flops"),
+            lambda v: v["flop_count_sp"] / _duration_s(v) / v["device.peak_fp32_flops"],
+        ),
+    ]
+
+
+def memory_fraction_recipes() -> list[Recipe]:
+    """The busiest memory unit (ncu "Memory Throughput"), else DRAM."""
+    return [
+        Recipe(
+            "Nsight Compute Memory Throughput % of peak (Memory SOL)",
+            ("memory_throughput_pct_of_peak",),
+            lambda v: v["memory_throughput_pct_of_peak"],
+            tools=("ncu",),
+        ),
+        *dram_fraction_recipes(),
+    ]
+
+
+def weighted_by_f(raw: float, ctx: Context, function: str) -> float:
+    """MEMTHR / ARITHTHR = achieved / (peak * F): raw / F(raw), clamped to [0, 1]."""
+    return clamp01(raw / ctx.device.F(function, raw))
+
+
+def classify_bound(memory: float | None, compute: float | None) -> str | None:
+    """ "memory", "compute" or "latency" (both below the threshold); None when unknown."""
+    known = [x for x in (memory, compute) if x is not None]
+    if not known:
+        return None
+    if memory is not None and compute is not None:
+        if max(memory, compute) < LATENCY_BOUND_BELOW_FRAC:
+            return "latency"
+        return "memory" if memory >= compute else "compute"
+    only = known[0]
+    if only < LATENCY_BOUND_BELOW_FRAC:
+        return None  # the other side might be the higher one
+    return "memory" if memory is not None else "compute"
+
+
+def overall_speedup(bound: str | None, memory: float | None, compute: float | None) -> float | None:
+    """1 / MEMTHR when memory-bound, 1 / ARITHTHR when compute-bound (latency: the higher)."""
+    if bound is None:
+        return None
+    if bound == "memory":
+        top = memory
+    elif bound == "compute":
+        top = compute
+    else:
+        top = max(x for x in (memory, compute) if x is not None)
+    return 1.0 / top if top is not None and top > 0 else None
+
+
+def amdahl_combine(parts: Sequence[tuple[float, float | None]]) -> float | None:
+    """Application speedup = sum(T_k) / sum(T_k / S_k); kernels without S_k count as 1x."""
+    total = sum(t for t, _ in parts)
+    if not total > 0:
+        return None
+    after = sum(t / s if s is not None and s > 0 else t for t, s in parts)
+    return total / after if after > 0 else None
+
+
+def application_gain(share: float | None, speedup: float | None) -> float | None:
+    """A kernel-level gain seen on the whole GPU time: 1 / ((1 - share) + share / SP)."""
+    if share is None or speedup is None or speedup <= 0:
+        return None
+    return 1.0 / ((1.0 - share) + share / speedup)

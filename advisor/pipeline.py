@@ -1,0 +1,138 @@
+"""The one place the steps of an analysis are chained: read → resolve the device → evaluate →
+(build the report → render it).
+
+``report``, ``report --per-file`` and ``compare`` all call :func:`analyse`, so a profile gives the
+same analysis, the same JSON and the same report bytes whichever command reads it::
+
+    run = analyse(["trace.csv", "metrics.csv"], device=None, speedup_form="amdahl")
+    run.data                      # the JSON document report --json writes
+    built = build(run)            # the report's values (advisor.report.build)
+
+Each step can run through a progress display (:class:`advisor.progress.Progress` ``.call``);
+the default runs it directly.  The renderers are imported by :func:`build` only, so an analysis
+for ``--json`` never loads jinja2 or matplotlib.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+import parsers
+from advisor import progress
+from advisor.criteria import evaluate
+from advisor.criteria.engine.analysis import Analysis, to_json
+from advisor.criteria.engine.needed import is_needed
+from advisor.criteria.engine.speedups import AMDAHL
+from advisor.devices.resolve import resolve_device
+from advisor.errors import UsageError
+from advisor.profile import Profile, merge
+
+if TYPE_CHECKING:
+    from advisor.report.build import Report
+    from advisor.report.predictions import ModelInputs
+
+T = TypeVar("T")
+
+
+class Steps(Protocol):
+    """Runs one named step: ``call(label, function, *args, **kwargs) -> result``."""
+
+    def call(self, label: str, function: Callable[..., T], *args: Any, **kwargs: Any) -> T: ...
+
+
+class _Direct:
+    """Runs each step as it is, showing nothing."""
+
+    def call(self, label: str, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        return function(*args, **kwargs)
+
+
+DIRECT: Steps = _Direct()
+
+
+@dataclass(frozen=True)
+class Run:
+    """One analysed application run: the merged profile, the device it was analysed with (None
+    when it could not be identified, with ``device_note`` saying why) and the analysis."""
+
+    profile: Profile
+    characterization: Any
+    device_note: str | None
+    analysis: Analysis
+    #: the analysis as the JSON document ``report --json`` writes
+    data: dict[str, Any]
+
+
+def read(paths: Sequence[str], steps: Steps = DIRECT) -> Profile:
+    """Every path read (only the metrics the analysis uses) and merged as one application run."""
+    return merge(
+        [
+            steps.call(f"parsing {progress.describe(p)}", parsers.read, p, metrics=is_needed)
+            for p in paths
+        ]
+    )
+
+
+def device_for(profile: Profile, option: str | None) -> tuple[Any, str | None]:
+    """The characterization to use, and a note when the profile's GPU could not be identified.
+
+    An explicit ``--device`` that cannot be resolved is an error (exit 2); a profile that names
+    no GPU, or one the database lacks, is analysed without device facts and the note says so.
+    """
+    if option is not None:
+        return resolve_device(profile, option), None
+    try:
+        return resolve_device(profile, None), None
+    except UsageError as exc:
+        return None, f"device not identified ({exc}); device-dependent inputs are missing"
+
+
+def analyse(
+    paths: Sequence[str],
+    device: str | None = None,
+    speedup_form: str = AMDAHL,
+    steps: Steps = DIRECT,
+    on_note: Callable[[str], None] | None = None,
+) -> Run:
+    """Read ``paths`` as one application run, resolve its device (``--device`` value or the GPU
+    the profile names) and score every kernel (:func:`advisor.criteria.evaluate`).
+
+    ``on_note`` receives the device note (if any) as soon as it is known, before the analysis.
+    """
+    profile = read(paths, steps)
+    characterization, note = device_for(profile, device)
+    if note and on_note is not None:
+        on_note(note)
+    analysis = steps.call(
+        f"analysing {len(profile.launches):,} launches",
+        evaluate,
+        profile,
+        characterization,
+        speedup_form,
+        device_note=note,
+    )
+    return Run(profile, characterization, note, analysis, to_json(analysis))
+
+
+def build(run: Run, model_inputs: ModelInputs | None = None, steps: Steps = DIRECT) -> Report:
+    """The report's values for ``run`` (:func:`advisor.report.build.build`), with the
+    predictions' inputs (``--app``, ``--kernels``) on the run's device."""
+    from advisor.report import build as report
+    from advisor.report.predictions import ModelInputs
+
+    inputs = model_inputs if model_inputs is not None else ModelInputs()
+    return steps.call(
+        "building the report",
+        report.build,
+        run.analysis,
+        run.profile,
+        model_inputs=inputs.on(run.characterization),
+    )
+
+
+def json_text(data: Any) -> str:
+    """A JSON document as every output file holds it: sorted keys, two-space indent, no NaN."""
+    return json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n"

@@ -1,0 +1,378 @@
+"""What the report shows, as plain frozen values (no markup): :func:`build` turns the criteria
+engine's analysis (seed 002; MODELS.md §1-2) and the profile into a :class:`Report` that the HTML
+and Markdown renderers (:mod:`advisor.render.report`) only lay out.
+
+The values come from :func:`advisor.criteria.engine.analysis.to_json`, so NaN and infinities are
+already ``None`` and the report shows exactly what ``report --json`` writes.  The report's size is
+bounded: the :data:`DETAIL_KERNELS` kernels with the largest share of GPU time are shown in detail,
+the next
+:data:`TABLE_KERNELS` in one table, the rest only counted; the timeline
+(:mod:`advisor.report.timeline`) keeps a bounded number of intervals.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from advisor.criteria import CRITERIA
+from advisor.criteria.engine.analysis import Analysis, to_json
+from advisor.criteria.engine.hints import THRESHOLDS
+from advisor.errors import InputError, UsageError
+from advisor.profile import Profile
+from advisor.render.display import shorten
+from advisor.report.predictions import (
+    ModelInputs,
+    Predictions,
+    build_predictions,
+    database_device,
+)
+from advisor.report.roofline import Roofline, build_roofline
+from advisor.report.timeline import Timeline, timeline
+
+#: kernels shown in detail (charts, hints, evidence): enough for the kernels that matter
+DETAIL_KERNELS = 20
+#: kernels listed in the summary table after the detailed ones; the rest are only counted
+TABLE_KERNELS = 200
+#: hints listed in the summary, in the engine's ranking order
+SUMMARY_HINTS = 5
+
+
+@dataclass(frozen=True)
+class CriterionView:
+    """One criterion of one kernel (or HOSTSYNC of the application) with how it was computed."""
+
+    name: str
+    status: str  # computed | not_computable | not_applicable
+    value: float | None
+    potential_speedup: float | None
+    threshold: float | None
+    below_threshold: bool
+    method: str  # the formula / metric recipe the engine used
+    inputs: tuple[tuple[str, float | None], ...]
+    missing: tuple[str, ...]
+    collect: tuple[tuple[str, str], ...]  # (profiler, command line that collects the inputs)
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class HintView:
+    """A criterion below its threshold, in plain words, with its evidence and actions."""
+
+    criterion: str
+    kernel: str | None
+    kernel_display: str | None
+    title: str
+    value: float | None
+    threshold: float | None
+    potential_speedup: float | None
+    application_speedup: float | None
+    evidence: tuple[tuple[str, float | None], ...]
+    actions: tuple[str, ...]
+    method: str
+
+    @property
+    def sentence(self) -> str:
+        """The hint in one line of plain words."""
+        where = f"{self.kernel_display}: " if self.kernel_display else ""
+        gain = (
+            f" (up to {self.application_speedup:.2f}x on the whole GPU time)"
+            if self.application_speedup is not None
+            else ""
+        )
+        return f"{where}{self.title} [{self.criterion} = {_num(self.value)}]{gain}"
+
+
+@dataclass(frozen=True)
+class RuleView:
+    """NVIDIA Nsight Compute's own rule result, shown beside the advisor's estimate."""
+
+    section: str
+    rule: str
+    rule_type: str
+    description: str
+    estimated_speedup_frac: float | None
+    speedup_type: str | None
+
+
+@dataclass(frozen=True)
+class KernelRow:
+    """One kernel in the table: name, time and the nine criteria values."""
+
+    rank: int
+    name: str
+    display_name: str
+    launches: int
+    duration_ns: float | None
+    share_of_gpu_time: float | None
+    bound: str | None
+    potential_speedup: float | None
+    values: tuple[float | None, ...]  # in CRITERIA order
+
+
+@dataclass(frozen=True)
+class KernelDetail:
+    row: KernelRow
+    memory_frac: float | None
+    compute_frac: float | None
+    criteria: tuple[CriterionView, ...]
+    hints: tuple[HintView, ...]
+    rules: tuple[RuleView, ...]
+    notes: tuple[str, ...]
+
+    @property
+    def not_computable(self) -> tuple[CriterionView, ...]:
+        return tuple(c for c in self.criteria if c.status == "not_computable")
+
+
+@dataclass(frozen=True)
+class Summary:
+    potential_speedup: float | None
+    gpu_time_ns: float | None
+    kernels: int
+    launches: int
+    kernels_without_estimate: int
+    bound_mix: tuple[tuple[str, float], ...]  # (bound, share of GPU time), largest first
+    top_hints: tuple[HintView, ...]
+    hints_total: int
+    hostsync: CriterionView
+    device: str | None  # the characterization used (None: not identified)
+    profile_devices: tuple[str, ...]  # the GPU names the profile states
+    speedup_form: str
+
+
+@dataclass(frozen=True)
+class StreamsSequence:
+    """The streams model's advice for one transfer-kernel-transfer sequence (seed 004)."""
+
+    index: int
+    model_title: str
+    optimal_n: int
+    measured_streams: int
+    measured_ms: float | None
+    predicted_1_ms: float | None
+    predicted_optimal_ms: float | None
+    saving_frac: float | None
+    curve_ms: tuple[float | None, ...]
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Report:
+    title: str
+    inputs: tuple[str, ...]
+    criteria_names: tuple[str, ...]
+    summary: Summary
+    details: tuple[KernelDetail, ...]
+    table: tuple[KernelRow, ...]  # every kernel shown (detailed ones first), at most bounded
+    kernels_not_listed: int
+    streams: tuple[StreamsSequence, ...]
+    streams_notes: tuple[str, ...]
+    timeline: Timeline | None
+    notes: tuple[str, ...]
+    analysis_json: Mapping[str, Any]
+    predictions: Predictions | None = None
+    roofline: Roofline | None = None
+
+
+def build(
+    analysis: Analysis,
+    profile: Profile,
+    detail_kernels: int = DETAIL_KERNELS,
+    table_kernels: int = TABLE_KERNELS,
+    model_inputs: ModelInputs | None = None,
+) -> Report:
+    """The report of ``analysis`` (from :func:`advisor.criteria.evaluate` on ``profile``).
+
+    ``model_inputs`` feed the predictions (:mod:`advisor.report.predictions`); without a device
+    in them, the BSP model uses the database entry of the analysis' GPU."""
+    data = to_json(analysis)
+    app = data["application"]
+    kernels = sorted(data["kernels"], key=lambda k: (-(k["share_of_gpu_time"] or 0.0), k["name"]))
+    rows = [_row(i + 1, k) for i, k in enumerate(kernels)]
+    shown = rows[: detail_kernels + table_kernels]
+    details = tuple(_detail(r, k) for r, k in zip(rows[:detail_kernels], kernels, strict=False))
+    hints = [_hint(h, _method(data, h)) for h in app["hints"]]
+    summary = Summary(
+        potential_speedup=app["potential_speedup"],
+        gpu_time_ns=app["gpu_time_ns"],
+        kernels=app["kernels"],
+        launches=app["launches"],
+        kernels_without_estimate=app["kernels_without_estimate"],
+        bound_mix=_bound_mix(kernels),
+        top_hints=tuple(hints[:SUMMARY_HINTS]),
+        hints_total=len(hints),
+        hostsync=_criterion("HOSTSYNC", app["HOSTSYNC"]),
+        device=data["device"].get("name"),
+        profile_devices=_profile_devices(profile),
+        speedup_form=data["speedup_form"],
+    )
+    streams, streams_notes = _streams(profile)
+    model_inputs = model_inputs or ModelInputs()
+    if model_inputs.device is None:
+        model_inputs = replace(model_inputs, device=database_device(data["device"]))
+    inputs = tuple(str(i.get("path")) for i in data["inputs"])
+    return Report(
+        title="cuda-advisor report",
+        inputs=inputs,
+        criteria_names=CRITERIA,
+        summary=summary,
+        details=details,
+        table=tuple(shown),
+        kernels_not_listed=len(rows) - len(shown),
+        streams=streams,
+        streams_notes=streams_notes,
+        timeline=timeline(profile),
+        notes=tuple(data["notes"]) + tuple(_device_notes(data["device"])),
+        analysis_json=data,
+        predictions=build_predictions(profile, kernels, model_inputs),
+        roofline=build_roofline(profile, kernels, data["device"]),
+    )
+
+
+def _row(rank: int, k: Mapping[str, Any]) -> KernelRow:
+    crit = k["criteria"]
+    return KernelRow(
+        rank=rank,
+        name=k["name"],
+        display_name=shorten(k["name"]),
+        launches=int(k["launches"]),
+        duration_ns=k["duration_ns"],
+        share_of_gpu_time=k["share_of_gpu_time"],
+        bound=k["bound"],
+        potential_speedup=k["potential_speedup"],
+        values=tuple(crit[c]["value"] if c in crit else None for c in CRITERIA),
+    )
+
+
+def _detail(row: KernelRow, k: Mapping[str, Any]) -> KernelDetail:
+    crit = k["criteria"]
+    methods = {name: c["method"] for name, c in crit.items()}
+    return KernelDetail(
+        row=row,
+        memory_frac=k["throughputs"]["memory_frac"],
+        compute_frac=k["throughputs"]["compute_frac"],
+        criteria=tuple(_criterion(c, crit[c]) for c in CRITERIA if c in crit),
+        hints=tuple(_hint(h, methods.get(h["criterion"], "")) for h in k["hints"]),
+        rules=tuple(_rule(r) for r in k["ncu_rules"]),
+        notes=tuple(k["notes"]),
+    )
+
+
+def _criterion(name: str, c: Mapping[str, Any]) -> CriterionView:
+    threshold = THRESHOLDS.get(name)
+    value = c["value"]
+    return CriterionView(
+        name=name,
+        status=c["status"],
+        value=value,
+        potential_speedup=c["potential_speedup"],
+        threshold=threshold,
+        below_threshold=value is not None and threshold is not None and value < threshold,
+        method=c["method"],
+        inputs=tuple(sorted(c["inputs"].items())),
+        missing=tuple(c["missing"]),
+        collect=tuple(sorted(c["collect"].items())),
+        notes=tuple(c["notes"]),
+    )
+
+
+def _hint(h: Mapping[str, Any], method: str) -> HintView:
+    kernel = h["kernel"]
+    return HintView(
+        criterion=h["criterion"],
+        kernel=kernel,
+        kernel_display=shorten(kernel) if kernel is not None else None,
+        title=h["title"],
+        value=h["value"],
+        threshold=h["threshold"],
+        potential_speedup=h["potential_speedup"],
+        application_speedup=h["application_speedup"],
+        evidence=tuple(sorted(h["evidence"].items())),
+        actions=tuple(h["actions"]),
+        method=method,
+    )
+
+
+def _method(data: Mapping[str, Any], h: Mapping[str, Any]) -> str:
+    """The engine's method text of the criterion a hint comes from."""
+    if h["kernel"] is None:
+        return str(data["application"]["HOSTSYNC"]["method"])
+    for k in data["kernels"]:
+        if k["name"] == h["kernel"] and h["criterion"] in k["criteria"]:
+            return str(k["criteria"][h["criterion"]]["method"])
+    return ""
+
+
+def _rule(r: Mapping[str, Any]) -> RuleView:
+    return RuleView(
+        section=str(r.get("section") or ""),
+        rule=str(r.get("rule") or ""),
+        rule_type=str(r.get("rule_type") or ""),
+        description=str(r.get("description") or ""),
+        estimated_speedup_frac=r.get("estimated_speedup_frac"),
+        speedup_type=r.get("speedup_type"),
+    )
+
+
+def _bound_mix(kernels: list[Mapping[str, Any]]) -> tuple[tuple[str, float], ...]:
+    """Share of GPU time per bound (``unknown`` when the engine could not classify)."""
+    mix: dict[str, float] = {}
+    for k in kernels:
+        share = k["share_of_gpu_time"]
+        if share is not None:
+            key = k["bound"] or "unknown"
+            mix[key] = mix.get(key, 0.0) + float(share)
+    return tuple(sorted(mix.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _streams(profile: Profile) -> tuple[tuple[StreamsSequence, ...], tuple[str, ...]]:
+    """The streams advice (seed 004) when the profile has a transfer-kernel timeline."""
+    from advisor.models.streams import analysis as streams_analysis
+
+    try:
+        analysis = streams_analysis.analyze_streams(profile)
+    except InputError:
+        return (), ()  # no transfer-kernel-transfer timeline: nothing to advise
+    except UsageError as exc:  # the model lacks a device fact (compute capability)
+        return (), (f"streams advice not available: {exc}",)
+    number = streams_analysis.json_number  # the values of ``streams --json`` (to_dict)
+    sequences = tuple(
+        StreamsSequence(
+            index=r.index,
+            model_title=r.prediction.model.title,
+            optimal_n=r.prediction.optimal_n,
+            measured_streams=r.measured_streams,
+            measured_ms=number(r.measured_ms),
+            predicted_1_ms=number(r.prediction.predicted_1_ms),
+            predicted_optimal_ms=number(r.prediction.predicted_optimal_ms),
+            saving_frac=number(r.prediction.saving_frac),
+            curve_ms=_finite_curve(r.prediction.curve_ms),
+            notes=r.notes,
+        )
+        for r in analysis.results
+    )
+    return sequences, analysis.timeline.notes
+
+
+def _finite_curve(curve: tuple[float, ...]) -> tuple[float | None, ...]:
+    """The predicted curve with NaN and infinities as None (as ``streams --json`` writes it)."""
+    if all(map(math.isfinite, curve)):
+        return curve
+    return tuple(None if not math.isfinite(v) else float(v) for v in curve)
+
+
+def _profile_devices(profile: Profile) -> tuple[str, ...]:
+    if profile.devices.empty or "name" not in profile.devices:
+        return ()
+    return tuple(sorted({str(n) for n in profile.devices["name"].dropna()}))
+
+
+def _device_notes(device: Mapping[str, Any]) -> list[str]:
+    return [str(n) for n in [device.get("note"), *device.get("notes", [])] if n]
+
+
+def _num(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"

@@ -1,0 +1,333 @@
+"""The time models in the report: BSP (seed 000; MODELS.md §3) for the profile's kernels and for
+an application description, MAX/SUM (seed 001; MODELS.md §4) for a kernel description, each
+beside the measured time.  Plain frozen values; :mod:`advisor.render.report` lays them out.
+
+**BSP from the profile.**  For every kernel (report rank order, at most
+:data:`BSP_KERNELS`) whose per-thread counts :func:`advisor.models.bsp.profile.counts_from_profile`
+can take from the profile, T_k(λ = 1) is computed on the report's GPU (R = boost clock, P = SMs ×
+FP32 cores per SM).  Each kernel with a measured time implies λ_k = T_k(λ = 1) / T_measured
+(seed 000 §IV).  **Decision (report):** the report uses *one* λ for the run, the geometric mean
+of the λ_k, as the paper uses one λ per application; predicted / measured then shows which
+kernels the one-parameter model explains (ratio near 1) and which it does not.  With a single
+kernel the prediction equals the measurement by construction (said in a note); with no measured
+time λ = 1 (the default, said).  Missing counts give the metrics and the command that collects
+them.
+
+**BSP from an application description** (``report --app FILE --app-size N``): T_k at N with
+λ = 1, beside the measured time of the profile kernel the description names (its ``name``
+equals the kernel's base name, or starts with it followed by ``-`` / ``_``), and the λ that
+measurement implies (the value ``predict bsp --calibrate`` would fit).
+
+**MAX/SUM** (``report --kernels FILE``): the bounds of every described kernel per launch, the
+measured time the mean duration of the profile's launches whose name contains the kernel's
+``profile_name`` (as ``predict maxsum --profile`` does), and where it falls.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from advisor.devices.database import DeviceSpec, find_device
+from advisor.errors import InputError, UsageError
+from advisor.models import bsp, maxsum
+from advisor.models.bsp.app import AppDescription
+from advisor.models.bsp.profile import COLLECT_HINT, counts_from_profile, launches_by_kernel
+from advisor.models.maxsum.description import KernelDescription
+from advisor.profile import Profile
+
+#: kernels given a BSP prediction (the ones with the largest share of GPU time)
+BSP_KERNELS = 20
+BSP_FORMULA = "T_k = t · (Comp + Comm_GM + Comm_SM) / (R · P · λ)"
+MAXSUM_FORMULA = "T(K) = N_B · N_w · N_t · C_T(K) / (N_c · D · R)"
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+@dataclass(frozen=True)
+class BspKernel:
+    rank: int | None  # in the report's kernel table; None for an application description
+    kernel: str
+    threads: float
+    cycles_per_thread: float
+    unscaled_ms: float  # T_k with λ = 1, per launch
+    predicted_ms: float  # T_k with the λ used
+    measured_ms: float | None  # mean per launch
+    implied_lambda: float | None  # T_k(λ = 1) / measured
+    sources: tuple[tuple[str, str], ...]
+    assumed: tuple[str, ...]
+
+    @property
+    def ratio(self) -> float | None:
+        """predicted / measured (1 = exact)."""
+        return None if not self.measured_ms else self.predicted_ms / self.measured_ms
+
+
+@dataclass(frozen=True)
+class BspPrediction:
+    gpu: str
+    clock_hz: float
+    cores: int
+    lam: float
+    lam_source: str
+    kernels: tuple[BspKernel, ...]
+    missing: tuple[str, ...]  # kernels without counts: "name: what is missing"
+    collect: str  # the profiler options that collect the counts
+    app: BspKernel | None
+    app_note: str | None
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class MaxSumKernel:
+    kernel: str
+    max_ms: float
+    sum_ms: float
+    measured_ms: float | None
+    verdict: str | None  # maxsum.BETWEEN / BELOW_MAX / ABOVE_SUM
+
+
+@dataclass(frozen=True)
+class MaxSumView:
+    path: str
+    gpu: str
+    kernels: tuple[MaxSumKernel, ...]
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ModelInputs:
+    """What the predictions use besides the profile: the GPU (clock, cores) and the optional
+    descriptions given on the command line (``report --app FILE --app-size N --kernels FILE``)."""
+
+    device: DeviceSpec | None = None
+    app: AppDescription | None = None
+    app_size: float | None = None
+    kernel_description: KernelDescription | None = None
+
+    def on(self, characterization: Any) -> ModelInputs:
+        """These inputs on the analysis' resolved device (an ``advisor.devices.database``
+        characterization; None when the device was not identified: no device)."""
+        if characterization is None:
+            return self
+        return replace(self, device=characterization.device)
+
+
+@dataclass(frozen=True)
+class Predictions:
+    bsp: BspPrediction | None
+    bsp_unavailable: str | None  # why there is no BSP prediction at all
+    maxsum: MaxSumView | None
+
+
+def build_predictions(
+    profile: Profile, kernels: Sequence[Mapping[str, Any]], inputs: ModelInputs
+) -> Predictions:
+    """The predictions for ``kernels`` (analysis JSON kernels in the report's rank order)."""
+    bsp_view: BspPrediction | None = None
+    reason: str | None = None
+    if inputs.device is None:
+        reason = "BSP needs the GPU's clock and cores: the device was not identified (--device)"
+    else:
+        bsp_view = _bsp(profile, kernels, inputs.device, inputs.app, inputs.app_size)
+    description = inputs.kernel_description
+    ms_view = _maxsum(profile, description) if description is not None else None
+    return Predictions(bsp=bsp_view, bsp_unavailable=reason, maxsum=ms_view)
+
+
+def database_device(device: Mapping[str, Any]) -> DeviceSpec | None:
+    """The GPU database entry of an analysis' ``device`` object, or None (not identified, or
+    a characterization file's device the database lacks)."""
+    name = device.get("name")
+    if not name or not device.get("identified", True):
+        return None
+    try:
+        return find_device(str(name))
+    except UsageError:
+        return None
+
+
+def _bsp(
+    profile: Profile,
+    kernels: Sequence[Mapping[str, Any]],
+    device: DeviceSpec,
+    app: AppDescription | None,
+    app_size: float | None,
+) -> BspPrediction:
+    clock, cores = float(device.boost_clock_hz), bsp.gpu_cores(device)
+    found: list[tuple[int, Any, float | None]] = []
+    missing: list[str] = []
+    modelled = kernels[:BSP_KERNELS]
+    rows = launches_by_kernel(profile, [str(k["name"]) for k in modelled])
+    for rank, k in enumerate(modelled, start=1):
+        try:
+            counts = counts_from_profile(profile, str(k["name"]), rows[str(k["name"])])
+        except (InputError, ValueError) as exc:
+            detail = exc.detail if isinstance(exc, InputError) else str(exc)
+            missing.append(f"{_short(str(k['name']))}: {_reason(detail, str(k['name']))}")
+            continue
+        found.append((rank, counts, _measured_ms(k)))
+    unscaled = [bsp.kernel_time_s(c.counts, clock, cores) * 1e3 for _, c, _ in found]  # λ = 1, ms
+    implied = [u / m for u, (_, _, m) in zip(unscaled, found, strict=True) if m and u > 0]
+    notes: list[str] = []
+    if implied:
+        lam = math.exp(sum(math.log(x) for x in implied) / len(implied))
+        source = (
+            f"geometric mean of λ_k = T_k(λ = 1) / T_measured over {len(implied)} kernel(s) "
+            "of this profile"
+        )
+        if len(implied) == 1:
+            notes.append(
+                "one kernel calibrates λ: its prediction equals its measurement by construction"
+            )
+    else:
+        lam, source = 1.0, "default λ = 1 (no kernel with counts has a measured time)"
+    views = tuple(
+        BspKernel(
+            rank=rank,
+            kernel=c.kernel,
+            threads=c.counts.threads,
+            cycles_per_thread=bsp.cycles_per_thread(c.counts),
+            unscaled_ms=u,
+            predicted_ms=u / lam,
+            measured_ms=m,
+            implied_lambda=u / m if m else None,
+            sources=c.sources,
+            assumed=c.assumed,
+        )
+        for (rank, c, m), u in zip(found, unscaled, strict=True)
+    )
+    app_view, app_note = (None, None)
+    if app is not None and app_size is not None:
+        app_view, app_note = _app(app, app_size, kernels, clock, cores)
+    return BspPrediction(
+        gpu=device.name,
+        clock_hz=clock,
+        cores=cores,
+        lam=lam,
+        lam_source=source,
+        kernels=views,
+        missing=tuple(missing),
+        collect=COLLECT_HINT,
+        app=app_view,
+        app_note=app_note,
+        notes=tuple(notes),
+    )
+
+
+def _app(
+    app: AppDescription,
+    size: float,
+    kernels: Sequence[Mapping[str, Any]],
+    clock: float,
+    cores: int,
+) -> tuple[BspKernel, str]:
+    counts = app.counts(size)
+    try:
+        unscaled = bsp.kernel_time_s(counts, clock, cores, 1.0, app.latencies) * 1e3
+    except ValueError as exc:
+        raise UsageError(f"--app {app.path}: {exc}") from None
+    matches = match_app_kernel(app.name, [str(k["name"]) for k in kernels])
+    measured = None
+    if len(matches) == 1:
+        k = next(k for k in kernels if k["name"] == matches[0])
+        measured = _measured_ms(k)
+        note = f"Measured: profile kernel {matches[0]}"
+    elif matches:
+        note = f"{len(matches)} profile kernels match {app.name!r}; none compared"
+    else:
+        note = f"No profile kernel is named like {app.name!r}; nothing measured to compare"
+    view = BspKernel(
+        rank=None,
+        kernel=f"{app.name} (N = {size:g})",
+        threads=counts.threads,
+        cycles_per_thread=bsp.cycles_per_thread(counts, app.latencies),
+        unscaled_ms=unscaled,
+        predicted_ms=unscaled,
+        measured_ms=measured,
+        implied_lambda=unscaled / measured if measured else None,
+        sources=tuple(app.expressions().items()),
+        assumed=(),
+    )
+    return view, note
+
+
+def match_app_kernel(app_name: str, kernel_names: Sequence[str]) -> list[str]:
+    """Kernels whose base name (identifier before ``(``/``<``, after ``::``) equals ``app_name``
+    or its leading identifier (``matMul`` of ``matMul-Gm-SP``)."""
+    lead = _IDENT.match(app_name)
+    wanted = {app_name.lower(), lead.group(0).lower() if lead else app_name.lower()}
+    return sorted(n for n in kernel_names if base_name(n).lower() in wanted)
+
+
+def base_name(kernel: str) -> str:
+    """``void ns::matMul<32>(float*, int)`` -> ``matMul``."""
+    head = re.split(r"[(<\[]", kernel, maxsplit=1)[0].strip()
+    return head.split()[-1].split("::")[-1] if head else kernel
+
+
+def _maxsum(profile: Profile, description: KernelDescription) -> MaxSumView:
+    notes: list[str] = []
+    kernels = []
+    for model, wanted in zip(description.kernels, description.profile_names, strict=True):
+        measured_ns = _mean_duration_like(profile, wanted)
+        if measured_ns is None:
+            notes.append(f"{model.name}: no profile kernel named like {wanted!r}; not measured")
+        kernels.append(
+            replace(model, measured_s=None if measured_ns is None else measured_ns * 1e-9)
+        )
+    try:
+        prediction = maxsum.predict_program(kernels, description.gpu)
+    except ValueError as exc:
+        raise UsageError(f"--kernels {description.path}: {exc}") from None
+    return MaxSumView(
+        path=description.path,
+        gpu=description.gpu.name,
+        kernels=tuple(
+            MaxSumKernel(
+                kernel=b.kernel.name,
+                max_ms=b.time_max_s * 1e3,
+                sum_ms=b.time_sum_s * 1e3,
+                measured_ms=None if b.kernel.measured_s is None else b.kernel.measured_s * 1e3,
+                verdict=b.verdict,
+            )
+            for b in prediction.kernels
+        ),
+        notes=tuple(notes),
+    )
+
+
+def _mean_duration_like(profile: Profile, wanted: str) -> float | None:
+    """Mean launch duration (ns) of the kernels whose name contains ``wanted`` (any case),
+    else their summaries' average."""
+    launches = profile.launches
+    hit = launches[launches["name"].str.contains(wanted, case=False, regex=False, na=False)]
+    durations = hit["duration_ns"].dropna()
+    if durations.empty:
+        summary = profile.kernel_summary
+        hit = summary[summary["name"].str.contains(wanted, case=False, regex=False, na=False)]
+        durations = hit["avg_ns"].dropna()
+    return None if durations.empty else float(durations.mean())
+
+
+def _measured_ms(k: Mapping[str, Any]) -> float | None:
+    """Mean time per launch of an analysis kernel, ms."""
+    duration, launches = k.get("duration_ns"), int(k.get("launches") or 0)
+    if not duration or launches <= 0:
+        return None
+    return float(duration) / launches / 1e6
+
+
+def _short(name: str) -> str:
+    """The report's display form of a kernel name (the full name is in the kernels table)."""
+    from advisor.render.display import shorten
+
+    return shorten(name)
+
+
+def _reason(detail: str, kernel: str) -> str:
+    """The model's message without its long collect hint (shown once for all kernels)."""
+    text = detail.split("; collect them with", 1)[0].split("; profile with", 1)[0]
+    return text.removeprefix(f"kernel {kernel!r}: ")

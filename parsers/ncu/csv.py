@@ -1,0 +1,275 @@
+"""Nsight Compute ``--csv`` console output (``ncu --csv``, ``ncu -i x.ncu-rep --csv``), 2019–2026.
+
+Format ``ncu-csv``.  Three table layouts, told apart by their header (FORMATS.md §2):
+
+* ``--page details`` (the default page, §2.2): long, one row per (launch, section, metric).
+  Headers of 2019–2021 carry ``Kernel Time`` (a launch timestamp, not a duration: not used);
+  ``--nvtx`` inserts NVTX columns; 2023+ adds ``Block Size``, ``Grid Size``, ``Device``, ``CC``
+  and the rule columns ``Rule Name``, ``Rule Type``, ``Rule Description``, ``Estimated Speedup
+  Type``, ``Estimated Speedup``.  Metric rows may stop before the rule columns (padded); rule
+  rows leave the metric fields empty and name the section by its identifier (``SpeedOfLight``)
+  -> ``rules``.  Units are per row.  With ``--metrics`` the section is ``Command line profiler
+  metrics`` and the name the raw metric name.  Each distinct ``ID`` (per process) is one
+  launch.  Modes ``details`` and, when the file has rule rows, ``rules``.
+* ``--page raw`` (§2.3): wide, one row per launch: identification columns, then one column per
+  metric (every name with ``__``: ``device__attribute_*``, ``launch__*``, section metrics), and
+  a units row (``""`` under the identification columns).  Mode ``raw``.
+* ``--print-summary per-kernel`` (§2.4): one group of rows per (kernel, launch shape) with
+  ``Invocations`` and ``Minimum``/``Maximum``/``Average``, units per row -> metrics rows without
+  a launch, and a ``kernel_summary`` row per group that has a duration.  Mode
+  ``summary-per-kernel``.
+
+Lines around the table (``==PROF==``, ``==WARNING==``, ``==ERROR==``, application output that
+does not start with a double quote) are skipped; a repeated header starts a new table (runs
+concatenated into one file).  A file that is one raw page and nothing after it (every ``--page
+raw`` export) is not split into lines at all: its rows go to the columnar reader as the file's
+bytes (:func:`one_raw_table`).  Columns are found by name.  A file whose table has no rows reads
+as an empty profile, which :func:`parsers.read` reports as no kernel data (quoting an
+``==ERROR==`` line when there is one).  Numbers and units: :mod:`parsers.ncu.values`.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from advisor import schema
+from advisor.profile import Profile, Provenance
+from parsers.ncu.csv_layouts import Table, read_table
+from parsers.ncu.values import int_or_na
+from parsers.registry import TextFormat, register
+from parsers.source import Source, is_preamble
+
+FORMAT = "ncu-csv"
+
+_DETAILS = frozenset({"ID", "Kernel Name", "Section Name", "Metric Name", "Metric Value"})
+_SUMMARY = frozenset(
+    {"Kernel Name", "Invocations", "Metric Name", "Metric Unit", "Minimum", "Maximum", "Average"}
+)
+_HEADER_START = re.compile(r'^\s*"(ID|Process ID)",')
+_HEADER_STARTS = (b'"ID",', b'"Process ID",')
+#: status lines looked through for the header of a raw table read from the bytes
+_PREAMBLE_LIMIT = 1000
+_QUOTE, _NEWLINE = ord('"'), ord("\n")
+#: "Nsight Compute 2023.2.2", "nsight-compute/2023.2.2/...", "NsightCompute-2019.1"
+_VERSION = re.compile(r"nsight[\s_-]?compute\D{0,40}?(\d{4}\.\d+(?:\.\d+){0,2})", re.I)
+
+
+def _layout(fields: Sequence[str]) -> str | None:
+    """The layout whose header ``fields`` is, or None when it is no ncu header."""
+    names = set(fields)
+    if names >= _SUMMARY:
+        return "summary-per-kernel"
+    if names >= _DETAILS:
+        return "details"
+    if fields and fields[0] == "ID" and "Kernel Name" in names:
+        return "raw"
+    return None
+
+
+def _header(line: str) -> tuple[str, list[str]] | None:
+    if not _HEADER_START.match(line):
+        return None
+    try:
+        fields = next(csv.reader([line.strip()], strict=True))
+    except (csv.Error, StopIteration):
+        return None
+    layout = _layout(fields)
+    return (layout, fields) if layout else None
+
+
+def sniff_ncu_csv(head: Sequence[str]) -> bool:
+    """True when a line of ``head`` is an Nsight Compute CSV header (details, raw or summary).
+
+    nvprof headers (``"Device","Kernel",...``, ``"Start","Duration",...``) and nsys headers
+    (unquoted, ``Time (%),...``) never start with ``"ID"``/``"Process ID"`` nor name a
+    ``"Kernel Name"`` column.
+    """
+    return any(_header(line) for line in head)
+
+
+def read_ncu_csv(src: Source) -> Profile:
+    """Read every ncu table of ``src`` into one Profile (see the module docstring)."""
+    whole = one_raw_table(src)
+    tables, skipped = ([whole], 0) if whole is not None else _tables(src)
+    if not tables:
+        raise src.malformed(0, 'no Nsight Compute CSV header ("ID","Process ID",...) found')
+    # the status lines naming the version lie before the header of a table read from the bytes
+    version = _version(src.head(whole.header_line) if whole is not None else src.lines)
+    parts = [read_table(src, t) for t in tables]
+    collected: dict[str, list[pd.DataFrame | None]] = {
+        t: [] for t in ("launches", "metrics", "rules", "kernel_summary", "devices")
+    }
+    offset = 0
+    for part in parts:
+        for table in ("launches", "metrics", "rules"):
+            frame = getattr(part, table)
+            if frame is not None and len(frame):
+                frame = frame.copy()
+                frame["launch_id"] = frame["launch_id"] + offset
+                collected[table].append(frame)
+        collected["kernel_summary"].append(part.kernel_summary)
+        collected["devices"].append(part.devices)
+        offset += len(part.launches)
+    frames = {t: _concat(fs, t) for t, fs in collected.items()}
+    frames["metrics"] = _typed(frames["metrics"], "metrics")
+    frames["devices"] = frames["devices"].drop_duplicates("device_id", keep="first")
+    _name_devices(frames)
+    notes = [n for p in parts for n in p.notes]
+    if skipped:
+        notes.append(f"{skipped} line(s) of application output after the header skipped")
+    modes = list(dict.fromkeys(t.layout for t in tables))
+    if len(frames["rules"]):
+        modes.append("rules")
+    provenance = Provenance(
+        path=src.path,
+        format=FORMAT,
+        profiler="ncu",
+        modes=tuple(modes),
+        profiler_version=version,
+        notes=tuple(dict.fromkeys(notes)),
+    )
+    return Profile(provenance=(provenance,), **frames)
+
+
+def one_raw_table(src: Source) -> Table | None:
+    """The file's raw-page table with its rows left as bytes (:attr:`Table.data`), when the
+    file is status lines, a raw header and quoted rows up to its end (every ``ncu --page raw
+    --csv`` export); None for anything else, which :func:`_tables` splits line by line.
+
+    Equal to what :func:`_tables` finds: every line after the header starts and ends with a
+    double quote (so none is blank, a status line or application output, and stripping it
+    changes nothing), none starts as a header does, and the file has no carriage return."""
+    raw = src.raw
+    if raw is None or b"\r" in raw:
+        return None
+    start, index = 0, 0
+    while index < _PREAMBLE_LIMIT:
+        end = raw.find(b"\n", start)
+        if end < 0:
+            return None
+        line = raw[start:end].decode("utf-8")
+        if line.strip() and not is_preamble(line):
+            found = _header(line.strip())
+            if found is None or found[0] != "raw" or not _quoted_rows(raw, end + 1):
+                return None
+            return Table("raw", found[1], index, data=memoryview(raw)[end + 1 :])
+        start, index = end + 1, index + 1
+    return None
+
+
+def _quoted_rows(raw: bytes, start: int, chunk: int = 1 << 22) -> bool:
+    """True when ``raw[start:]`` has lines, each starts and ends with a double quote (the last
+    one may lack its newline) and none starts as a header (a second table: runs concatenated),
+    looked at with numpy a chunk at a time."""
+    octets = np.frombuffer(raw, dtype=np.uint8)
+    size = len(octets)
+    if start >= size or octets[start] != _QUOTE or octets[-1] not in (_QUOTE, _NEWLINE):
+        return False
+    for at in range(start, size, chunk):
+        ends = np.flatnonzero(octets[at : at + chunk] == _NEWLINE) + at
+        starts = ends[ends + 1 < size] + 1
+        if not ((octets[ends - 1] == _QUOTE).all() and (octets[starts] == _QUOTE).all()):
+            return False
+        if at == start:
+            starts = np.concatenate(([start], starts))
+        second = octets[np.minimum(starts + 1, size - 1)]
+        for begin in starts[(second == ord("I")) | (second == ord("P"))].tolist():
+            if raw.startswith(_HEADER_STARTS, begin):
+                return False
+    return True
+
+
+def _tables(src: Source) -> tuple[list[Table], int]:
+    """Split the lines into tables (header + rows); count the skipped non-CSV lines."""
+    tables: list[Table] = []
+    skipped = 0
+    for index, line in enumerate(src.lines):
+        stripped = line.strip()
+        if not stripped or is_preamble(line):
+            continue
+        found = _header(stripped)
+        if found:
+            tables.append(Table(found[0], found[1], index))
+        elif not tables:
+            continue
+        elif not stripped.startswith('"'):
+            skipped += 1
+        elif tables[-1].layout == "raw":  # split by the columnar reader (parsers.ncu.raw)
+            tables[-1].texts.append(stripped)
+            tables[-1].lines.append(index)
+        else:
+            try:
+                fields = next(csv.reader([stripped], strict=True))
+            except csv.Error as exc:
+                raise src.malformed(index, f"bad CSV quoting ({exc})") from exc
+            tables[-1].rows.append(fields)
+            tables[-1].lines.append(index)
+    return tables, skipped
+
+
+def _name_devices(frames: dict[str, pd.DataFrame]) -> None:
+    """Fill the device name of launches, metrics and summaries from the devices table."""
+    devices = frames["devices"].dropna(subset=["device_id", "name"])
+    names = {int(d): str(n) for d, n in zip(devices["device_id"], devices["name"], strict=True)}
+    if not names:
+        return
+    for table in ("launches", "kernel_summary"):
+        frame = frames[table]
+        frame["device"] = frame["device_id"].astype("Int64").map(names).astype("string")
+    # one per metrics row (a raw page: launches x metrics): each name stored once
+    words = sorted(set(names.values()))
+    device_id = frames["metrics"]["device_id"].astype("Int64")
+    known = device_id.notna().to_numpy()
+    ids = device_id.to_numpy(dtype=np.int64, na_value=0)
+    codes = np.full(len(ids), -1, dtype=np.int64)
+    for device, name in names.items():
+        codes[known & (ids == device)] = words.index(name)
+    frames["metrics"]["device"] = schema.categorical_of(codes, words)
+
+
+def _version(lines: Sequence[str]) -> str | None:
+    """The Nsight Compute version a ``==PROF==``/``==WARNING==`` line names, if any."""
+    for line in lines:
+        if is_preamble(line):
+            m = _VERSION.search(line)
+            if m:
+                return m.group(1)
+    return None
+
+
+def _typed(frame: pd.DataFrame, table: str) -> pd.DataFrame:
+    """``frame`` with the schema's numeric columns it lacks added, already typed (so the
+    Profile's validation of a raw page's hundreds of thousands of rows stays vectorised)."""
+    for column, dtype in schema.TABLES[table].items():
+        if column not in frame.columns and dtype != schema.STR:
+            frame[column] = pd.Series(np.nan, index=frame.index).astype(dtype)
+        elif column in frame.columns and dtype == schema.INT and frame[column].dtype == object:
+            frame[column] = int_or_na(frame[column])
+    return frame
+
+
+def _concat(frames: Sequence[pd.DataFrame | None], table: str) -> pd.DataFrame:
+    """The non-empty frames one after the other (validated once, by the Profile)."""
+    present = [f for f in frames if f is not None and len(f)]
+    if not present:
+        return schema.empty(table)
+    if len(present) == 1:
+        return present[0].reset_index(drop=True)
+    return pd.concat([schema.validate(table, f) for f in present], ignore_index=True)
+
+
+register(
+    TextFormat(
+        name=FORMAT,
+        profiler="ncu",
+        description="Nsight Compute --csv output: --page details / raw, --print-summary per-kernel",
+        sniff=sniff_ncu_csv,
+        read=read_ncu_csv,
+        priority=20,
+    )
+)

@@ -1,0 +1,198 @@
+"""The report's predictions: BSP from the profile's counts (λ over the kernels), an application
+description (--app), a MAX/SUM kernel description (--kernels) and the roofline, checked against
+hand-computed values by parsing the HTML; escaping, determinism and bad description files."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from advisor.cli import main
+from advisor.models import bsp
+from advisor.render import report as render
+from advisor.report.predictions import base_name, match_app_kernel
+from tests.render.test_report_html import EVIL_KERNEL, _parse
+
+NAIVE = "transposeNaive(float*, const float*, int, int)"
+COALESCED = "transposeCoalesced(float*, const float*, int, int)"
+DEVICE = "Tesla V100-SXM2-16GB (0)"
+# Tesla V100-SXM2-16GB in advisor/data/gpus.csv: 80 SMs x 64 FP32 cores, 1530 MHz, 900 GB/s
+CLOCK_HZ, CORES, BANDWIDTH, PEAK32 = 1.53e9, 80 * 64, 900e9, 2 * 80 * 64 * 1.53e9
+THREADS = 128 * 128 * 32 * 8  # grid 128x128, block 32x8 in the synthetic trace
+# mean launch durations of the synthetic trace (us): (415.232 + 412.480 + 412.896) / 3 and
+# (238.112 + 236.800 + 236.544) / 3
+NAIVE_MS, COALESCED_MS = 1240.608 / 3 / 1e3, 711.456 / 3 / 1e3
+
+# per kernel: warp-level counts (nvprof metric Avg) and roofline counts
+COUNTS = {
+    NAIVE: {
+        "inst_executed_global_loads": 131072,
+        "inst_executed_global_stores": 131072,
+        "inst_executed": 1310720,
+        "flop_count_sp": 4194304,
+        "dram_read_transactions": 524288,
+        "dram_write_transactions": 524288,
+    },
+    COALESCED: {
+        "inst_executed_global_loads": 131072,
+        "inst_executed_global_stores": 131072,
+        "inst_executed_shared_loads": 131072,
+        "inst_executed_shared_stores": 131072,
+        "inst_executed": 1310720,
+    },
+}
+
+
+def _metrics_file(samples: Path, folder: Path, kernel_names: dict[str, str] | None = None) -> Path:
+    """The synthetic nvprof metrics file with the counts above appended (nvprof --csv layout)."""
+    text = (samples / "synthetic_nvprof_metrics.csv").read_text(encoding="utf-8")
+    rows = [
+        f'"{DEVICE}","{kernel}",3,"{metric}","{metric}",{value},{value},{value}'
+        for kernel, metrics in COUNTS.items()
+        for metric, value in metrics.items()
+    ]
+    text = text.rstrip("\n") + "\n" + "\n".join(rows) + "\n"
+    for old, new in (kernel_names or {}).items():
+        text = text.replace(old, new)
+    path = folder / "metrics.csv"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _report(samples: Path, tmp_path: Path, *extra: str) -> tuple[str, str]:
+    metrics = _metrics_file(samples, tmp_path)
+    out, md = tmp_path / "r.html", tmp_path / "r.md"
+    trace = str(samples / "synthetic_nvprof_gputrace.csv")
+    args = ["report", trace, str(metrics), "-o", str(out), "--markdown", str(md), *extra]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    return out.read_text(encoding="utf-8"), md.read_text(encoding="utf-8")
+
+
+def _rows(page_html: str, cls: str) -> list[list[str]]:
+    return [cells for c, cells in _parse(page_html).rows if c == cls]
+
+
+def test_bsp_from_profile_counts_with_one_lambda(samples: Path, tmp_path: Path) -> None:
+    html, md = _report(samples, tmp_path)
+    # Naive: ld1 = st1 = 32 x 131072 / t = 1; Comp = (32 x 1310720 - 2 t) / t = 10 - 2 = 8;
+    # cycles = 8 + (1 + 1) x 500 = 1008.  Coalesced adds ld0 = st0 = 1: Comp = 10 - 4 = 6,
+    # cycles = 6 + 1000 + (1 + 1) x 5 = 1016.  T(λ=1) = t x cycles / (R x P).
+    naive_1 = THREADS * 1008 / (CLOCK_HZ * CORES) * 1e3  # 0.5397 ms
+    coalesced_1 = THREADS * 1016 / (CLOCK_HZ * CORES) * 1e3  # 0.5440 ms
+    assert math.isclose(naive_1, 0.539708, rel_tol=1e-5)
+    counts = bsp.ThreadCounts(THREADS, 8, 0, 0, 1, 1)
+    assert math.isclose(bsp.kernel_time_s(counts, CLOCK_HZ, CORES) * 1e3, naive_1)
+    lam = math.sqrt(naive_1 / NAIVE_MS * coalesced_1 / COALESCED_MS)  # 1.7302
+    rows = {r[1]: r for r in _rows(html, "bsp-row")}
+    assert set(rows) == {NAIVE, COALESCED}  # the third kernel has no counts
+    # columns: #, kernel, t, cycles, λ=1 ms, predicted ms, measured ms, ratio, λ_k
+    naive = rows[NAIVE]
+    assert naive[2] == f"{THREADS:.4g}" and naive[3] == "1008"
+    assert naive[4] == f"{naive_1:.4g}" and naive[5] == f"{naive_1 / lam:.4g}"
+    assert naive[6] == f"{NAIVE_MS:.4g}" and naive[8] == f"{naive_1 / NAIVE_MS:.4g}"
+    assert rows[COALESCED][3] == "1016"
+    page = _parse(html)
+    text = " ".join(page.text)
+    assert f"λ = {lam:.4g}" in text and "geometric mean" in text
+    assert "1 kernel(s) have no BSP prediction" in text  # transposeNoBankConflicts
+    assert f"BSP λ = {lam:.4g} over 2 kernels" in md
+
+
+def test_roofline_point_from_flop_and_dram_counts(samples: Path, tmp_path: Path) -> None:
+    html, md = _report(samples, tmp_path)
+    # Naive: 4194304 FLOP, 32 x (524288 + 524288) = 33554432 bytes -> 0.125 FLOP/B;
+    # achieved 4194304 / 413.536 us = 1.0143e10 FLOP/s; roof min(15.67e12, 900e9 x 0.125)
+    (row,) = _rows(html, "roofline-row")
+    assert row[1] == NAIVE and row[2] == "4.194e+06" and row[3] == "3.355e+07"
+    assert row[4] == "0.125"
+    assert row[5] == f"{4194304 / (NAIVE_MS * 1e-3):.4g}"
+    assert row[6] == f"{min(PEAK32, BANDWIDTH * 0.125):.4g}" == "1.125e+11"
+    assert row[8] == "fp32"
+    assert '<figure id="roofline-chart"><svg' in html
+    assert "roofline of 1 kernels" in md
+
+
+def test_absent_counts_name_metrics_and_commands(samples: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    files = [str(samples / "synthetic_nvprof_gputrace.csv")]
+    result = CliRunner().invoke(main, ["report", *files, "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    page = _parse(out.read_text(encoding="utf-8"))
+    text = " ".join(page.text)
+    assert "Roofline not drawn" in text and "flop_count_sp" in text
+    assert "dram__bytes_read.sum" in text  # the ncu command
+    assert "inst_executed_global_loads" in text and "smsp__thread_inst_executed.sum" in text
+    assert not [r for c, r in page.rows if c in ("bsp-row", "roofline-row")]
+
+
+def test_app_and_kernel_descriptions(samples: Path, tmp_path: Path) -> None:
+    apps, kernels = samples / "apps", samples / "kernels"
+    # the app matMul-Gm-SP names no kernel of the profile: predicted only.  At N = 1024:
+    # t = N^2, Comp = N, ld1 = 2N, st1 = 1, L2 rate 0.02: cycles = 1024 + (2049 - 40.96) x 500
+    # + 40.96 x 250 = 1015284 (docs/bsp.md); T = t x cycles / (R x P) with λ = 1
+    html, md = _report(
+        samples,
+        tmp_path,
+        "--app",
+        str(apps / "matMul-Gm-SP.json"),
+        "--app-size",
+        "1024",
+        "--kernels",
+        str(kernels / "listRank-gtx280.json"),
+    )
+    expected = 1024**2 * 1015284 / (CLOCK_HZ * CORES) * 1e3  # 135.9 ms
+    text = "".join(_parse(html).text)
+    assert f"predicted {expected:.4g} ms with λ = 1" in text
+    assert "No profile kernel is named like 'matMul-Gm-SP'" in text
+    (ms_row,) = _rows(html, "maxsum-row")
+    assert ms_row[0] == "listRank local ranks" and ms_row[4] == "not measured"
+    assert "MAX/SUM for 1 described kernels" in md
+
+
+def test_app_description_matches_a_kernel_by_name() -> None:
+    assert base_name("void ns::matMul<32>(float*, int)") == "matMul"
+    names = ["matMul(float*, float*, float*, int)", "matMulShared(float*)", "other()"]
+    assert match_app_kernel("matMul-Gm-SP", names) == [names[0]]
+    assert match_app_kernel("SubSeqMax", names) == []
+
+
+def test_bad_description_files_exit_3(samples: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"threads": "N**2", "comp": "__import__(1)"}', encoding="utf-8")
+    base = ["report", str(samples / "synthetic_nvprof_gputrace.csv"), "--json", str(tmp_path / "j")]
+    app = CliRunner().invoke(main, [*base, "--app", str(bad), "--app-size", "8"])
+    assert app.exit_code == 3 and str(bad) in app.output
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json", encoding="utf-8")
+    kern = CliRunner().invoke(main, [*base, "--kernels", str(broken)])
+    assert kern.exit_code == 3 and str(broken) in kern.output
+    assert "Traceback" not in app.output + kern.output
+    alone = CliRunner().invoke(main, [*base, "--app", str(bad)])
+    assert alone.exit_code == 2 and "--app-size" in alone.output
+
+
+def test_predictions_escaped_and_deterministic(samples: Path, tmp_path: Path) -> None:
+    metrics = _metrics_file(samples, tmp_path, {NAIVE: EVIL_KERNEL})
+    trace = (samples / "synthetic_nvprof_gputrace.csv").read_text(encoding="utf-8")
+    (tmp_path / "trace.csv").write_text(trace.replace(NAIVE, EVIL_KERNEL), encoding="utf-8")
+    outputs = []
+    for run in ("a", "b"):
+        out = tmp_path / f"{run}.html"
+        args = ["report", str(tmp_path / "trace.csv"), str(metrics), "-o", str(out)]
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 0, result.output
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1]
+    html = outputs[0].decode("utf-8")
+    assert EVIL_KERNEL not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert EVIL_KERNEL in [r[1] for r in _rows(html, "bsp-row")]  # the name, escaped, is there
+
+
+def test_kernel_table_headers_are_short_with_full_names() -> None:
+    assert all(len(short) <= 10 for short in render.CRITERIA_SHORT.values())
+    assert (
+        render.fmt_ms_value(858_304.0) == "0.858" and render.fmt_ms_value(23_031_000.0) == "23.03"
+    )
