@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import parsers
 from advisor import progress
 from advisor.criteria import evaluate
+from advisor.criteria.engine import needed
 from advisor.criteria.engine.analysis import Analysis, to_json
-from advisor.criteria.engine.needed import is_needed
 from advisor.criteria.engine.speedups import AMDAHL
 from advisor.devices.resolve import resolve_device
 from advisor.errors import UsageError
@@ -35,6 +35,19 @@ if TYPE_CHECKING:
     from advisor.report.predictions import ModelInputs
 
 T = TypeVar("T")
+
+
+def _report_metrics() -> tuple[str, ...]:
+    """The metric names the report reads outside the criteria: the roofline's FLOP and DRAM
+    counts and the BSP counts of the predictions."""
+    from advisor.models.bsp import profile as bsp_profile
+    from advisor.report import roofline
+
+    return (*roofline.METRICS, *bsp_profile.METRICS)
+
+
+#: the metric selection every analysis reads with: the criteria's names and the report's
+is_needed = needed.selection(_report_metrics())
 
 
 class Steps(Protocol):

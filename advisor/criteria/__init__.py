@@ -3,31 +3,29 @@ criteria, estimate what fixing each would buy, classify the bound, rank hints, a
 missing when a criterion cannot be computed.
 
 Entry point: :func:`evaluate` ``(profile, device, speedup_form) -> Analysis``; JSON via
-:func:`advisor.criteria.engine.analysis.to_json`.  One small module per criterion family
-(hostsync, devicesync, divergence, loadbalance, granularity, shmem, throughput), the shared flow
-in :mod:`~advisor.criteria.engine.common`, value gathering in
+:func:`advisor.criteria.engine.analysis.to_json`.  One module per criterion, named after it
+(``hostsync.py``, ``l1_granularity.py``, ...), each exposing ``SPEC``, a
+:class:`~advisor.criteria.engine.spec.CriterionSpec`; this package discovers them into
+:data:`SPECS` (the only list of criteria: :data:`CRITERIA`, :data:`KERNEL_CRITERIA`, the hint
+tables, the collection commands, the needed metrics and the report's column labels derive from
+it; docs/adding_a_criterion.md).  Code two criteria share is in :mod:`~advisor.criteria.engine`
+(:mod:`~advisor.criteria.engine.levels`, :mod:`~advisor.criteria.engine.balance`), the shared
+flow in :mod:`~advisor.criteria.engine.common`, value gathering in
 :mod:`~advisor.criteria.engine.inputs`, speedups and the bound in
-:mod:`~advisor.criteria.engine.speedups`, thresholds and actions in
+:mod:`~advisor.criteria.engine.speedups`, hints (thresholds and actions from the specs) in
 :mod:`~advisor.criteria.engine.hints`, profiler command lines in
 :mod:`~advisor.criteria.engine.collect`.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import pandas as pd
 
-from advisor.criteria import (
-    devicesync,
-    divergence,
-    granularity,
-    hostsync,
-    loadbalance,
-    shmem,
-    throughput,
-)
 from advisor.criteria.engine.analysis import (
     Analysis,
     ApplicationAnalysis,
@@ -41,6 +39,7 @@ from advisor.criteria.engine.gathering import gather
 from advisor.criteria.engine.hints import hint_for, rank
 from advisor.criteria.engine.inputs import DeviceView, KernelData, device_view, profilers
 from advisor.criteria.engine.occupancy import limits_for
+from advisor.criteria.engine.spec import APPLICATION, KERNEL, CriterionSpec
 from advisor.criteria.engine.speedups import (
     AMDAHL,
     SPEEDUP_FORMS,
@@ -54,32 +53,41 @@ from advisor.criteria.engine.speedups import (
 )
 from advisor.profile import Profile
 
-#: the nine criteria of seed 002, in the paper's order
-CRITERIA: tuple[str, ...] = (
-    "HOSTSYNC",
-    "DEVICESYNC",
-    "DIVERGENCE",
-    "LOADBALANC_WARP",
-    "LOADBALANC_SM",
-    "L1_GRANULARITY",
-    "L2_GRANULARITY",
-    "SHMEM_EFFICIENCY",
-    "THROUGHPUT_OCCUPANCY",
-)
 
-#: per-kernel criteria -> evaluator (HOSTSYNC is per application)
+def _discover() -> tuple[CriterionSpec, ...]:
+    """The ``SPEC`` of every module of this package (the ``engine`` subpackage and ``_private``
+    modules aside), in paper order; a module without one, or two specs with the same name or
+    order, is an error."""
+    specs: list[CriterionSpec] = []
+    for info in pkgutil.iter_modules(__path__):
+        if info.ispkg or info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        spec = getattr(module, "SPEC", None)
+        if not isinstance(spec, CriterionSpec):
+            raise TypeError(f"{module.__name__} is a criterion module but has no SPEC")
+        specs.append(spec)
+    specs.sort(key=lambda s: s.order)
+    for field in ("name", "order"):
+        seen = [getattr(s, field) for s in specs]
+        if len(set(seen)) != len(seen):
+            raise ValueError(f"two criteria share a {field}: {seen}")
+    return tuple(specs)
+
+
+#: every criterion's spec, in the paper's order (one module per criterion: see
+#: docs/adding_a_criterion.md); the engine reads it at call time
+SPECS: tuple[CriterionSpec, ...] = _discover()
+
+#: the criteria's names in the paper's order (seed 002's nine), from :data:`SPECS`
+CRITERIA: tuple[str, ...] = tuple(s.name for s in SPECS)
+
+#: per-kernel criteria -> evaluator (HOSTSYNC is per application), from :data:`SPECS`
 KERNEL_CRITERIA: dict[str, Callable[[KernelData, Context], CriterionResult]] = {
-    "DEVICESYNC": devicesync.evaluate,
-    "DIVERGENCE": divergence.evaluate,
-    "LOADBALANC_WARP": loadbalance.evaluate_warp,
-    "LOADBALANC_SM": loadbalance.evaluate_sm,
-    "L1_GRANULARITY": granularity.evaluate_l1,
-    "L2_GRANULARITY": granularity.evaluate_l2,
-    "SHMEM_EFFICIENCY": shmem.evaluate,
-    "THROUGHPUT_OCCUPANCY": throughput.evaluate,
+    s.name: s.evaluate for s in SPECS if s.scope == KERNEL
 }
 
-__all__ = ["CRITERIA", "SPEEDUP_FORMS", "Analysis", "evaluate", "to_json"]
+__all__ = ["CRITERIA", "SPECS", "SPEEDUP_FORMS", "Analysis", "evaluate", "to_json"]
 
 
 def evaluate(
@@ -107,16 +115,17 @@ def evaluate(
         speedup_form=speedup_form,
     )
     kernels = gather(profile)
-    hostsync_result = hostsync.evaluate_hostsync(profile)
+    specs = SPECS  # read at call time, so a criterion registered later is evaluated too
+    app_results = {s.name: s.evaluate(profile) for s in specs if s.scope == APPLICATION}
     total_ns = sum(k.duration_ns for k in kernels if k.duration_ns is not None)
     rules = _rules_by_kernel(profile)
-    analyses = [_kernel(k, ctx, hostsync_result, total_ns, rules) for k in kernels]
+    analyses = [_kernel(k, ctx, specs, app_results, total_ns, rules) for k in kernels]
     analyses.sort(key=lambda a: (-(a.duration_ns or 0.0), a.name))
     return Analysis(
         inputs=tuple(_input(p) for p in profile.provenance),
         device=_device_json(view, ctx.extra, device_note),
         speedup_form=speedup_form,
-        application=_application(analyses, hostsync_result, total_ns, speedup_form),
+        application=_application(analyses, app_results, total_ns, speedup_form),
         kernels=tuple(analyses),
         notes=_notes(view),
     )
@@ -125,18 +134,24 @@ def evaluate(
 def _kernel(
     kernel: KernelData,
     ctx: Context,
-    hostsync_result: CriterionResult,
+    specs: tuple[CriterionSpec, ...],
+    app_results: Mapping[str, CriterionResult],
     total_ns: float,
     rules: Mapping[str, pd.DataFrame],
 ) -> KernelAnalysis:
-    results = [hostsync_result] + [KERNEL_CRITERIA[name](kernel, ctx) for name in CRITERIA[1:]]
+    """Every criterion in paper order (the application's results as they are, the kernel's
+    evaluated); the hints of the kernel-scope ones."""
+    results = [
+        app_results[s.name] if s.scope == APPLICATION else s.evaluate(kernel, ctx) for s in specs
+    ]
     share = kernel.duration_ns / total_ns if kernel.duration_ns is not None and total_ns else None
     throughputs = _throughputs(kernel, ctx)
     bound = classify_bound(throughputs.memory_frac, throughputs.compute_frac)
     hints = [
         h
-        for r in results[1:]
-        if (h := hint_for(r, kernel.name, ctx.speedup_form, share)) is not None
+        for s, r in zip(specs, results, strict=True)
+        if s.scope == KERNEL
+        and (h := hint_for(r, kernel.name, ctx.speedup_form, share)) is not None
     ]
     return KernelAnalysis(
         name=kernel.name,
@@ -175,21 +190,20 @@ def _throughputs(kernel: KernelData, ctx: Context) -> Throughputs:
 
 def _application(
     kernels: list[KernelAnalysis],
-    hostsync_result: CriterionResult,
+    app_results: Mapping[str, CriterionResult],
     total_ns: float,
     form: str,
 ) -> ApplicationAnalysis:
     parts = [(k.duration_ns, k.potential_speedup) for k in kernels if k.duration_ns is not None]
-    app_hints = []
-    own = hint_for(hostsync_result, None, form, None)
-    if own is not None:
-        app_hints.append(own)
+    app_hints = [
+        h for r in app_results.values() if (h := hint_for(r, None, form, None)) is not None
+    ]
     app_hints += [h for k in kernels for h in k.hints]
     return ApplicationAnalysis(
         gpu_time_ns=total_ns if total_ns else None,
         kernels=len(kernels),
         launches=sum(k.launches for k in kernels),
-        hostsync=hostsync_result,
+        hostsync=app_results["HOSTSYNC"],
         potential_speedup=amdahl_combine(parts) if parts else None,
         kernels_without_estimate=sum(1 for k in kernels if k.potential_speedup is None),
         hints=rank(app_hints, by_application=True),

@@ -28,6 +28,7 @@ from advisor.criteria.engine.analysis import COMPUTED, CriterionResult, Speedups
 from advisor.criteria.engine.common import Context, Scored, absent, aux_mean, not_applicable, score
 from advisor.criteria.engine.inputs import KernelData, Recipe, Values
 from advisor.criteria.engine.means import weighted_mean
+from advisor.criteria.engine.spec import CriterionSpec, Needs
 from advisor.criteria.engine.speedups import devicesync_fraction, devicesync_speedup_amdahl
 
 NAME = "DEVICESYNC"
@@ -220,3 +221,34 @@ def evaluate(kernel: KernelData, ctx: Context) -> CriterionResult:
         collect=collect.commands_for(NAME) if activity is None else {},
         notes=notes,
     )
+
+
+SPEC = CriterionSpec(
+    name=NAME,
+    order=2,
+    threshold=0.8,
+    threshold_reason=(
+        "A fifth of all stalls at barriers means barriers, not memory or math, hold warps back."
+    ),
+    title="warps stall at barriers (device synchronization)",
+    actions=(
+        "organize the work warp-centrically so a warp cooperates on one item and needs no "
+        "block-wide barrier (warp shuffles, cooperative-groups tiled partitions)",
+        "remove barriers that order nothing; reduce a log2(BLOCKSIZE)-step barrier tree to one "
+        "barrier followed by warp-level steps",
+        "balance the work between the warps of a block so none waits long at __syncthreads()",
+    ),
+    short_label="dev. sync",
+    recipes=(*RECIPES, *ACTIVITY_RECIPES),
+    needs=Needs(
+        ncu_metrics=(
+            "sm__warps_active.avg.pct_of_peak_sustained_active",
+            "sm__cycles_active.avg",
+            "sm__cycles_elapsed.avg",
+        ),
+        ncu_sections=("WarpStateStats",),
+        nvprof_metrics=("stall_sync", "achieved_occupancy", "sm_efficiency"),
+    ),
+    evaluate=evaluate,
+    metric_patterns=tuple(STALL_FAMILIES.values()),  # every reason of a family is read
+)

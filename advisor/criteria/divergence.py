@@ -26,6 +26,7 @@ from advisor.criteria.engine.common import (
     score,
 )
 from advisor.criteria.engine.inputs import KernelData, Recipe
+from advisor.criteria.engine.spec import CriterionSpec, Needs
 
 NAME = "DIVERGENCE"
 WARP_SIZE = 32
@@ -71,3 +72,29 @@ def evaluate(kernel: KernelData, ctx: Context) -> CriterionResult:
         inputs={**scored.inputs, "F_Divergence": factor},
         launches_used=scored.launches_used,
     )
+
+
+SPEC = CriterionSpec(
+    name=NAME,
+    order=3,
+    threshold=0.8,
+    threshold_reason=(
+        "Fewer than 80 % of the lanes active (about 25 of 32 threads) is visible divergence; "
+        "Nsight Compute's thread-divergence guidance starts from a similar share of inactive "
+        "threads."
+    ),
+    title="thread divergence: many lanes of each warp are inactive",
+    actions=(
+        "compute more elements per thread so branches depend on data less often",
+        "use instruction-level parallelism (independent operations per thread)",
+        "regroup data or threads so the threads of a warp take the same branch",
+        "replace short branches by predicated / branch-free arithmetic",
+    ),
+    short_label="diverg.",
+    recipes=RECIPES,
+    needs=Needs(
+        ncu_metrics=("smsp__thread_inst_executed_per_inst_executed.ratio",),
+        nvprof_metrics=("warp_execution_efficiency",),
+    ),
+    evaluate=evaluate,
+)

@@ -33,6 +33,7 @@ from advisor.criteria.engine.analysis import (
     Speedups,
 )
 from advisor.criteria.engine.common import clamp01, inverse
+from advisor.criteria.engine.spec import APPLICATION, CriterionSpec, Needs
 from advisor.profile import Profile
 
 NAME = "HOSTSYNC"
@@ -180,3 +181,29 @@ def _absent(profile: Profile) -> CriterionResult:
         scope="application",
         notes=(why,),
     )
+
+
+SPEC = CriterionSpec(
+    name=NAME,
+    order=1,
+    threshold=0.8,
+    threshold_reason=(
+        "Idle gaps above a fifth of the span between the first kernel's start and the last "
+        "kernel's end are visible in the application time; below that, launch overhead rarely "
+        "dominates."
+    ),
+    title="the GPU idles between kernels (host synchronization)",
+    actions=(
+        "merge small kernels so the host launches and synchronizes less often",
+        "replace kernel-boundary synchronization by inter-block (grid) synchronization: "
+        "cooperative-groups grid.sync() in one persistent kernel",
+        "batch small host-device transfers into fewer, larger ones (pinned memory, async copies)",
+        "capture the launch sequence in a CUDA graph to cut launch overhead",
+        "overlap transfers and kernels with streams (see the streams model)",
+    ),
+    short_label="host sync",
+    recipes=(),  # reads the launches' timeline, not metrics
+    needs=Needs(timeline=True),
+    evaluate=evaluate_hostsync,
+    scope=APPLICATION,
+)

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from advisor import jsonfile
 from advisor.devices.database import (
     LATENCY_LEVELS,
     DeviceSpec,
@@ -32,7 +33,7 @@ from advisor.devices.database import (
     compute_capability_facts,
     find_device,
 )
-from advisor.errors import MalformedInput, UnreadableInput, UsageError
+from advisor.errors import MalformedInput, UsageError
 
 SCHEMA = "cuda-advisor/device-characterization"
 VERSION = 1
@@ -207,16 +208,7 @@ def device_to_dict(spec: DeviceSpec) -> dict[str, Any]:
 
 def load_characterization(path: str) -> Characterization:
     """Read and validate a characterization file; a bad file raises a one-line InputError."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UnreadableInput(path, f"cannot read the characterization file ({exc})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise MalformedInput(path, f"not valid JSON: {exc.msg}", line=exc.lineno) from None
-    return parse_characterization(data, path)
+    return parse_characterization(jsonfile.load(path, "characterization file"), path)
 
 
 def parse_characterization(data: Any, path: str) -> Characterization:

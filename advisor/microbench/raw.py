@@ -9,8 +9,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from advisor import jsonfile
 from advisor.devices.database import DeviceSpec, all_devices, compute_capability_facts, find_device
-from advisor.errors import MalformedInput, UnreadableInput, UsageError
+from advisor.errors import MalformedInput, UsageError
 
 RAW_SCHEMA = "cuda-advisor/microbench-raw"
 RAW_VERSION = 1
@@ -41,11 +42,7 @@ class RawRun:
 
 def read_raw(path: str) -> RawRun:
     """A raw document or JSON-lines file; a bad file raises a one-line InputError (exit 3)."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UnreadableInput(path, f"cannot read the raw samples ({exc})") from None
+    text = jsonfile.read_text(path, "raw samples")
     try:
         data = json.loads(text)
     except json.JSONDecodeError:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 import jinja2
 from markupsafe import Markup
 
+from advisor.criteria import SPECS
 from advisor.render import charts
 from advisor.render.display import shorten
 from advisor.render.templating import html_environment
@@ -33,17 +34,7 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 #: short column headers of the kernels table (the full name is in each header's <abbr title>),
 #: so the nine criteria fit a laptop-width page without scrolling
-CRITERIA_SHORT = {
-    "HOSTSYNC": "host sync",
-    "DEVICESYNC": "dev. sync",
-    "DIVERGENCE": "diverg.",
-    "LOADBALANC_WARP": "LB warp",
-    "LOADBALANC_SM": "LB SM",
-    "L1_GRANULARITY": "L1 gran.",
-    "L2_GRANULARITY": "L2 gran.",
-    "SHMEM_EFFICIENCY": "shmem eff.",
-    "THROUGHPUT_OCCUPANCY": "occup.",
-}
+CRITERIA_SHORT = {s.name: s.short_label for s in SPECS}
 
 #: where a measured time falls between the MAX/SUM bounds (advisor.models.maxsum verdicts)
 VERDICTS = {

@@ -18,14 +18,14 @@ speedup form (the JSON holds both forms), so profiles and saved analyses can be 
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from advisor import jsonfile
 from advisor.criteria import CRITERIA
-from advisor.errors import MalformedInput, UnreadableInput, UsageError
+from advisor.errors import MalformedInput, UsageError
 from advisor.render.display import shorten
 
 #: a criterion counts as improved when its value rises by at least this much (values in [0, 1])
@@ -115,13 +115,7 @@ def read_analysis(path: str, speedup_form: str | None = None) -> dict[str, Any]:
     ``potential_speedup_paper`` / ``potential_speedup_amdahl``.  A JSON file that is not an
     analysis, or one that lacks a key the comparison needs, is an input error naming the file.
     """
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except OSError as exc:
-        raise UnreadableInput(path, f"cannot read: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise MalformedInput(path, f"not valid JSON ({exc})") from None
+    data = jsonfile.load(path, "saved analysis")
     schema = data.get("schema") if isinstance(data, dict) else None
     if not isinstance(schema, str) or not schema.startswith(ANALYSIS_SCHEMA_PREFIX):
         found = f"schema {schema!r}" if isinstance(schema, str) else "no cuda-advisor schema"

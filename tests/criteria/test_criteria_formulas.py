@@ -7,7 +7,16 @@ from __future__ import annotations
 
 import pytest
 
-from advisor.criteria import devicesync, divergence, granularity, hostsync, loadbalance, shmem
+from advisor.criteria import (
+    devicesync,
+    divergence,
+    hostsync,
+    l1_granularity,
+    loadbalanc_sm,
+    loadbalanc_warp,
+    shmem_efficiency,
+)
+from advisor.criteria.engine import levels
 from advisor.criteria.engine.occupancy import (
     SM_LIMITS,
     limits_for,
@@ -25,7 +34,7 @@ from advisor.criteria.engine.speedups import (
     level_speedup_paper,
     overall_speedup,
 )
-from advisor.criteria.throughput import throughput_occupancy
+from advisor.criteria.throughput_occupancy import throughput_occupancy
 
 # --------------------------------------------------------------------------- HOSTSYNC
 
@@ -108,16 +117,16 @@ def test_divergence_counts() -> None:
 
 def test_warp_balance() -> None:
     # 24 achieved warps per active cycle over 32 theoretical -> 0.75
-    assert loadbalance.warp_balance(24.0, 32.0) == pytest.approx(0.75)
-    assert loadbalance.warp_balance(24.0, 0.0) is None
+    assert loadbalanc_warp.warp_balance(24.0, 32.0) == pytest.approx(0.75)
+    assert loadbalanc_warp.warp_balance(24.0, 0.0) is None
 
 
 def test_sm_balance() -> None:
     # max 1000, avg 250 active cycles: 1 - (1000 - 250) / 1000 = 0.25 (= avg / max)
-    assert loadbalance.sm_balance(1000.0, 250.0) == pytest.approx(0.25)
+    assert loadbalanc_sm.sm_balance(1000.0, 250.0) == pytest.approx(0.25)
     # one busy SM out of 128 (seq_align): avg = max / 128 -> 1 / 128
-    assert loadbalance.sm_balance(128.0, 1.0) == pytest.approx(1 / 128)
-    assert loadbalance.sm_balance(0.0, 0.0) is None
+    assert loadbalanc_sm.sm_balance(128.0, 1.0) == pytest.approx(1 / 128)
+    assert loadbalanc_sm.sm_balance(0.0, 0.0) is None
 
 
 def test_occupancy_register_limited_on_cc70() -> None:
@@ -154,15 +163,15 @@ def test_occupancy_limits_lookup() -> None:
 def test_granularity_decision_1_requested_over_transferred() -> None:
     # 8192 requested bytes over 512 sectors x 32 B = 16384 moved -> 0.5 (the paper's printed
     # formula, transferred / requested, would give 2.0)
-    assert granularity.requested_over_transferred(8192, 16384) == pytest.approx(0.5)
-    assert granularity.requested_over_transferred(8192, 0) is None
+    assert levels.requested_over_transferred(8192, 16384) == pytest.approx(0.5)
+    assert levels.requested_over_transferred(8192, 0) is None
 
 
 def test_granularity_efficiencies_weighted_by_transactions() -> None:
     # loads 25 % efficient over 300 transactions, stores 100 % over 100:
     # (0.25 x 300 + 1.0 x 100) / 400 = 175 / 400 = 0.4375
-    assert granularity.weighted_efficiency(0.25, 300, 1.0, 100) == pytest.approx(0.4375)
-    assert granularity.weighted_efficiency(0.25, 0, 1.0, 0) is None
+    assert l1_granularity.weighted_efficiency(0.25, 300, 1.0, 100) == pytest.approx(0.4375)
+    assert l1_granularity.weighted_efficiency(0.25, 0, 1.0, 0) is None
 
 
 # --------------------------------------------------------------------------- SHMEM
@@ -170,17 +179,19 @@ def test_granularity_efficiencies_weighted_by_transactions() -> None:
 
 def test_shmem_ideal_over_actual() -> None:
     # 64 shared instructions, 2048 wavefronts (32-way conflicts on half of them) -> 64 / 2048
-    assert shmem.ideal_over_actual(64, 2048) == pytest.approx(0.03125)
-    assert shmem.ideal_over_actual(0, 0) is None
+    assert shmem_efficiency.ideal_over_actual(64, 2048) == pytest.approx(0.03125)
+    assert shmem_efficiency.ideal_over_actual(0, 0) is None
 
 
 def test_shmem_requests_from_transactions_per_request() -> None:
     # loads 3,072,000 tx at 1.2 per request = 2,560,000 requests; stores 128,000 at 1.0:
     # (2,560,000 + 128,000) / (3,072,000 + 128,000) = 2,688,000 / 3,200,000 = 0.84
-    assert shmem.requests_over_transactions(3_072_000, 1.2, 128_000, 1.0) == pytest.approx(0.84)
+    assert shmem_efficiency.requests_over_transactions(
+        3_072_000, 1.2, 128_000, 1.0
+    ) == pytest.approx(0.84)
     # a kernel without stores: per-request value of stores is irrelevant
-    assert shmem.requests_over_transactions(100, 2.0, 0, 0.0) == pytest.approx(0.5)
-    assert shmem.requests_over_transactions(0, 0.0, 0, 0.0) is None
+    assert shmem_efficiency.requests_over_transactions(100, 2.0, 0, 0.0) == pytest.approx(0.5)
+    assert shmem_efficiency.requests_over_transactions(0, 0.0, 0, 0.0) is None
 
 
 # --------------------------------------------------------------------------- THROUGHPUT/OCCUPANCY

@@ -254,7 +254,7 @@ def test_reader_file_errors(tmp_path: Path) -> None:
         maxsum_input.load(tmp_path / "missing.json")
     bad = tmp_path / "bad.json"
     bad.write_text("{\n  oops", encoding="utf-8")
-    with pytest.raises(InputError, match=r"bad.json:2: not JSON"):
+    with pytest.raises(InputError, match=r"bad.json:2: not valid JSON"):
         maxsum_input.load(bad)
 
 

@@ -14,7 +14,8 @@ from click.testing import CliRunner
 
 import parsers
 from advisor.cli import main
-from advisor.criteria.engine.needed import all_recipes, is_needed, needed_metrics
+from advisor.criteria.engine.needed import all_recipes, needed_metrics
+from advisor.pipeline import is_needed
 from advisor.profile import Profile
 
 #: files per format checked (the first ones in sorted order)
@@ -98,6 +99,7 @@ def test_needed_set_holds_every_recipe_name() -> None:
     for recipe in recipes:
         for name in (*recipe.needs, *recipe.optional):
             assert is_needed(name), (recipe.label, name)
-    assert "gpu_time_duration" in names and "flop_count_dp_fma" in names
+    assert "gpu_time_duration" in names and "flop_count_dp_fma" not in names
+    assert is_needed("flop_count_dp_fma")  # the roofline's, added by the pipeline
     assert is_needed("smsp__pcsamp_warps_issue_stalled_long_scoreboard")
     assert not is_needed("sm__inst_executed_pipe_uniform.avg.pct_of_peak_sustained_active")

@@ -18,7 +18,7 @@ import pytest
 
 import parsers
 from advisor import schema
-from advisor.criteria.engine.needed import is_needed
+from advisor.pipeline import is_needed
 from parsers.ncu import csv as ncu_csv
 from parsers.ncu import csv_layouts as ncu_csv_layouts
 from parsers.source import Source

@@ -31,14 +31,14 @@ building a huge integer.
 from __future__ import annotations
 
 import ast
-import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from advisor.errors import MalformedInput, UnreadableInput
+from advisor import jsonfile
+from advisor.errors import MalformedInput
 from advisor.models.bsp import DEFAULT_LATENCIES, Latencies, ThreadCounts
 
 #: the only name an expression may use: the input size
@@ -237,16 +237,7 @@ class AppDescription:
 
 def read_app(path: str | Path) -> AppDescription:
     """Read and check an application description file (format in the module docstring)."""
-    path_text = str(path)
-    try:
-        raw = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UnreadableInput(path_text, f"cannot read the application file ({exc})") from None
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise MalformedInput(path_text, f"not valid JSON: {exc.msg}", line=exc.lineno) from None
-    return app_from_mapping(data, path_text)
+    return app_from_mapping(jsonfile.load(path, "application file"), str(path))
 
 
 def app_from_mapping(data: Any, path: str) -> AppDescription:

@@ -28,14 +28,14 @@ capability, the file's ``op_cycles`` adding to it.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from advisor.errors import MalformedInput, UnreadableInput
+from advisor import jsonfile
+from advisor.errors import MalformedInput
 from advisor.models import maxsum
 from advisor.models.maxsum import CostTerm, GpuParams, KernelModel, OpCycleTable, ThreadCost
 from advisor.models.maxsum.terms import GLOBAL_KEYS, SHARED_KEYS, global_term, shared_term
@@ -79,20 +79,7 @@ def load(path: str | Path, device: DeviceLike | None = None) -> KernelDescriptio
 
     Raises :class:`UnreadableInput` / :class:`MalformedInput` naming the file and the field.
     """
-    where = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UnreadableInput(where, "no such file") from None
-    except IsADirectoryError:
-        raise UnreadableInput(where, "is a directory; give a kernel description .json") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UnreadableInput(where, f"cannot read: {exc}") from None
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise MalformedInput(where, f"not JSON: {exc.msg}", line=exc.lineno) from None
-    return from_dict(raw, where, device)
+    return from_dict(jsonfile.load(path, "kernel description"), str(path), device)
 
 
 def from_dict(

@@ -21,7 +21,8 @@ value that is ideal / actual transactions (MODELS.md §1):
 
 F_SHMEM (Decision 5) is evaluated at the measured ratio (1 without a characterization).
 Zero-denominator policy: a kernel without shared-memory accesses is n/a.  Potential speedup
-(Decision 4): 1 / ((1 - p) + p * criterion) with p = ShMem%.
+(Decision 4): 1 / ((1 - p) + p * criterion) with p = ShMem%
+(:mod:`advisor.criteria.engine.levels`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ from __future__ import annotations
 from advisor.criteria.engine.analysis import CriterionResult
 from advisor.criteria.engine.common import Context, Scored, absent, clamp01, not_applicable, score
 from advisor.criteria.engine.inputs import KernelData, Recipe, Values
-from advisor.criteria.granularity import level_result
+from advisor.criteria.engine.levels import level_result
+from advisor.criteria.engine.spec import CriterionSpec, Needs
+from advisor.criteria.engine.speedups import level_recipes
 
 NAME = "SHMEM_EFFICIENCY"
 
@@ -115,3 +118,30 @@ def evaluate(kernel: KernelData, ctx: Context) -> CriterionResult:
     value = clamp01(scored.raw * factor)
     inputs = {**scored.inputs, "F_SHMEM": factor}
     return level_result(NAME, "shared", scored, value, kernel, ctx, inputs)
+
+
+SPEC = CriterionSpec(
+    name=NAME,
+    order=8,
+    threshold=0.8,
+    threshold_reason="More than a fifth of the shared transactions are bank-conflict replays.",
+    title="shared-memory bank conflicts replay shared accesses",
+    actions=(
+        "pad shared arrays (e.g. [32][33]) so a column access hits 32 different banks",
+        "swizzle the shared-memory index (XOR the column with the row) to spread the banks",
+        "read shared memory row-wise and let each thread access consecutive 4-byte words",
+    ),
+    short_label="shmem eff.",
+    recipes=(*RECIPES, *level_recipes("shared")),  # the criterion's and p = ShMem%'s
+    needs=Needs(
+        ncu_metrics=(
+            "smsp__inst_executed_op_shared_ld.sum",
+            "smsp__inst_executed_op_shared_st.sum",
+            "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+            "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+        ),
+        nvprof_metrics=("shared_load_transactions", "shared_store_transactions"),
+        nvprof_events=("shared_load", "shared_store"),
+    ),
+    evaluate=evaluate,
+)

@@ -12,17 +12,19 @@ duration, or nvprof ``dram_read_throughput + dram_write_throughput``, over the p
 database), weighted by F_DRAMThr at the measured fraction.  "MEMTHR ~ 1" is
 ``MEMTHR >= MEMTHR_SATURATED_FRAC``.  ``occ`` depends on the launch configuration (block size,
 grid, shared memory): the theoretical occupancy -- ncu ``sm__maximum_warps_per_active_cycle_pct``
-or the occupancy calculation of :mod:`advisor.criteria.engine.occupancy`; only when neither is
+or the occupancy calculation of :mod:`advisor.criteria.engine.occupancy` (through
+:func:`advisor.criteria.engine.balance.calculated_theoretical_warps`); only when neither is
 possible the achieved occupancy stands in (said in a note).  Potential speedup: 1 / criterion.
 """
 
 from __future__ import annotations
 
 from advisor.criteria.engine.analysis import COMPUTED, CriterionResult, Speedups
+from advisor.criteria.engine.balance import calculated_theoretical_warps
 from advisor.criteria.engine.common import Context, Scored, absent, aux_mean, inverse, score
 from advisor.criteria.engine.inputs import KernelData, Recipe, Values
+from advisor.criteria.engine.spec import CriterionSpec, Needs
 from advisor.criteria.engine.speedups import dram_fraction_recipes, weighted_by_f
-from advisor.criteria.loadbalance import calculated_theoretical_warps
 
 NAME = "THROUGHPUT_OCCUPANCY"
 
@@ -112,3 +114,33 @@ def evaluate(kernel: KernelData, ctx: Context) -> CriterionResult:
         launches_used=dram.launches_used,
         notes=notes,
     )
+
+
+SPEC = CriterionSpec(
+    name=NAME,
+    order=9,
+    threshold=0.8,
+    threshold_reason=(
+        "The seed's formula falls below 0.8 only when both DRAM throughput and the unused "
+        "occupancy are substantial (e.g. MEMTHR 0.4 with occupancy 0.5): raising occupancy "
+        "should pay off."
+    ),
+    title="low occupancy limits the DRAM throughput",
+    actions=(
+        "re-configure the block size to raise the theoretical occupancy",
+        "use fewer registers per thread (__launch_bounds__, -maxrregcount)",
+        "use less shared memory per block, or a larger shared-memory carve-out",
+        "keep more bytes in flight per thread (vectorized loads, unrolled independent loads)",
+    ),
+    short_label="occup.",
+    recipes=(*dram_fraction_recipes(), *OCCUPANCY_RECIPES, ACHIEVED_FALLBACK),
+    needs=Needs(
+        ncu_metrics=(
+            "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+            "sm__maximum_warps_per_active_cycle_pct",
+        ),
+        ncu_sections=("Occupancy",),
+        nvprof_metrics=("dram_read_throughput", "dram_write_throughput", "achieved_occupancy"),
+    ),
+    evaluate=evaluate,
+)

@@ -1,0 +1,93 @@
+"""What the level-form criteria share: L1_GRANULARITY, L2_GRANULARITY and SHMEM_EFFICIENCY.
+
+Seed 002, section IV-F/G: each is an efficiency of one memory level (requested / transferred
+bytes -- Decision 1 -- or ideal / actual shared transactions), and its potential speedup is the
+level form (seed 002, section V; Decision 4, MODELS.md §1): 1 / ((1 - p) + p * criterion), p =
+L1% / L2% / ShMem% of the warps' time (:func:`advisor.criteria.engine.speedups.level_share`); the
+paper's form (1 / criterion) * p on request.  Zero-denominator policy: no traffic through the
+level is n/a.
+
+The two granularity criteria also share the requested-bytes counters and the ratio of
+:func:`requested_over_transferred`.
+"""
+
+from __future__ import annotations
+
+from advisor.criteria.engine import collect
+from advisor.criteria.engine.analysis import COMPUTED, CriterionResult, Speedups
+from advisor.criteria.engine.common import Context, Scored, absent, not_applicable, score
+from advisor.criteria.engine.inputs import KernelData, Recipe
+from advisor.criteria.engine.speedups import level_share, level_speedup_amdahl, level_speedup_paper
+
+#: bytes of an L1 (Volta and later) or L2 sector; the nvprof figures already use the right size
+SECTOR_BYTES = 32
+
+#: bytes the global load / store instructions asked for (ncu smsp__sass_data_bytes_mem_global_*)
+REQUESTED_BYTES = ("global_load_requested_bytes", "global_store_requested_bytes")
+#: Nsight Compute source counters: ideal and actual global sectors
+IDEAL_SECTORS = (
+    "memory_l2_theoretical_sectors_global_ideal",
+    "memory_l2_theoretical_sectors_global",
+)
+#: nvprof requested global load / store throughput
+REQUESTED_THROUGHPUT = ("gld_requested_throughput", "gst_requested_throughput")
+
+
+def requested_over_transferred(requested: float, transferred: float) -> float | None:
+    """Decision 1: requested / transferred; None when nothing was transferred."""
+    if not transferred > 0:
+        return None
+    return requested / transferred
+
+
+def level_result(
+    name: str,
+    level: str,
+    scored: Scored,
+    value: float,
+    kernel: KernelData,
+    ctx: Context,
+    inputs: dict[str, float],
+) -> CriterionResult:
+    """The result of a level-form criterion, with p and both speedup forms when p is known."""
+    share = level_share(kernel, level, ctx)
+    notes: tuple[str, ...] = (scored.recipe.note,) if scored.recipe.note else ()
+    if share is None:
+        speedups = Speedups()
+        p = None
+        notes = (
+            *notes,
+            f"potential speedup needs p = {level.upper()}% of the warps' time: the {level} "
+            f"transactions, the warp-cycles (active_warps) and the device's {level} latency",
+        )
+    else:
+        p, p_inputs = share
+        inputs = {**inputs, **p_inputs}
+        speedups = Speedups(
+            paper=level_speedup_paper(value, p), amdahl=level_speedup_amdahl(value, p)
+        )
+    return CriterionResult(
+        name=name,
+        status=COMPUTED,
+        value=value,
+        raw_value=scored.raw,
+        speedups=speedups,
+        collect=collect.commands_for(name, with_speedup=True) if p is None else {},
+        method=scored.recipe.label,
+        inputs=inputs,
+        launches_used=scored.launches_used,
+        level_share_frac=p,
+        notes=notes,
+    )
+
+
+def evaluate_granularity(
+    name: str, level: str, recipes: tuple[Recipe, ...], kernel: KernelData, ctx: Context
+) -> CriterionResult:
+    """A granularity criterion: the first recipe that fits, its value as is, the level form."""
+    scored = score(kernel, recipes, ctx)
+    if scored is None:
+        return absent(name, kernel, recipes, ctx)
+    if not isinstance(scored, Scored):
+        return not_applicable(name, "the kernel moved no global memory through this level")
+    return level_result(name, level, scored, scored.raw, kernel, ctx, dict(scored.inputs))
