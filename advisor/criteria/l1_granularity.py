@@ -29,6 +29,7 @@ from advisor.criteria.engine.analysis import CriterionResult
 from advisor.criteria.engine.common import Context
 from advisor.criteria.engine.inputs import KernelData, Recipe
 from advisor.criteria.engine.levels import (
+    GRANULARITY_THRESHOLD_REASON,
     IDEAL_SECTORS,
     REQUESTED_BYTES,
     REQUESTED_THROUGHPUT,
@@ -137,12 +138,7 @@ SPEC = CriterionSpec(
     name=NAME,
     order=6,
     threshold=0.9,
-    threshold_reason=(
-        "A tenth of the moved bytes unused already wastes bandwidth worth recovering: Nsight "
-        "Compute's uncoalesced-access rules report kernels with 12-18 % excessive sectors.  The "
-        "ranking by potential speedup keeps such hints low when the kernel spends little time at "
-        "that level."
-    ),
+    threshold_reason=GRANULARITY_THRESHOLD_REASON,
     title="uncoalesced global access: L1 moves bytes nobody asked for",
     actions=(
         "make consecutive threads access consecutive addresses (coalesced access)",

@@ -33,6 +33,14 @@ IDEAL_SECTORS = (
 REQUESTED_THROUGHPUT = ("gld_requested_throughput", "gst_requested_throughput")
 
 
+#: why both granularity criteria flag below 0.9 (their specs share the reason)
+GRANULARITY_THRESHOLD_REASON = (
+    "A tenth of the moved bytes unused already wastes bandwidth worth recovering: Nsight "
+    "Compute's uncoalesced-access rules report kernels with 12-18 % excessive sectors.  The "
+    "ranking by potential speedup keeps such hints low when the kernel spends little time at "
+    "that level."
+)
+
 def requested_over_transferred(requested: float, transferred: float) -> float | None:
     """Decision 1: requested / transferred; None when nothing was transferred."""
     if not transferred > 0:
