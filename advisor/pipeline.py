@@ -102,7 +102,17 @@ def analyse(
 
     ``on_note`` receives the device note (if any) as soon as it is known, before the analysis.
     """
-    profile = read(paths, steps)
+    return analyse_profile(read(paths, steps), device, speedup_form, steps, on_note)
+
+
+def analyse_profile(
+    profile: Profile,
+    device: str | None = None,
+    speedup_form: str = AMDAHL,
+    steps: Steps = DIRECT,
+    on_note: Callable[[str], None] | None = None,
+) -> Run:
+    """:func:`analyse` of a profile already read (a benchmark that keeps some launches only)."""
     characterization, note = device_for(profile, device)
     if note and on_note is not None:
         on_note(note)

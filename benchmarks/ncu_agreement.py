@@ -27,11 +27,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-import parsers  # noqa: E402
-from advisor.criteria import evaluate  # noqa: E402
+from advisor import pipeline  # noqa: E402
 from advisor.criteria.engine.analysis import NOT_COMPUTABLE  # noqa: E402
 from advisor.criteria.engine.hints import THRESHOLDS  # noqa: E402
-from advisor.devices.resolve import resolve_device  # noqa: E402
 from advisor.errors import AdvisorError  # noqa: E402
 
 REAL = REPO.parent / "shared" / "real_profiles"
@@ -147,17 +145,13 @@ def compare(tallies: dict[str, Tally]) -> list[str]:
     skipped = []
     for path in rule_files():
         try:
-            profile = parsers.read(str(path))
+            run = pipeline.analyse([str(path)])
         except AdvisorError as exc:
             skipped.append(f"{path.relative_to(REAL)}: {exc}")
             continue
-        if profile.rules.empty:
+        if run.profile.rules.empty:
             continue
-        try:
-            device = resolve_device(profile, None)
-        except AdvisorError:
-            device = None
-        analysis = evaluate(profile, device)
+        analysis = run.analysis
         for kernel in analysis.kernels:
             if not kernel.ncu_rules:
                 continue

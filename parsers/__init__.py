@@ -2,6 +2,14 @@
 
 The format is detected from the file's content (never its name) by the registry in
 :mod:`parsers.registry`; each format lives in its own module and registers itself on import.
+
+The metric selection (``parsers.read(path, metrics=keep)``) flows as an argument: :func:`read`
+hands it to the reader of the detected format (``fmt.read(src_or_path, metrics)``: the
+registry's reader signature), which may use it to leave out what the selection rejects (the
+Nsight Compute raw page reads only the selected metric columns: :mod:`parsers.ncu.csv` ->
+:mod:`parsers.ncu.csv_layouts` -> :mod:`parsers.ncu.raw`), and then applies it to the profile
+the reader returns (:func:`_selected_metrics`), so every format gives the same rows.  No state
+outside the call carries it.
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ import pandas as pd
 from advisor.errors import MalformedInput, NoKernelData, UnrecognisedFormat
 from advisor.profile import Profile
 from parsers import registry
-from parsers.ncu import raw as ncu_raw
+from parsers.registry import Selection
 from parsers.source import Source, has_line_longer, is_binary, is_preamble, read_bytes
 
 #: how many leading lines a text sniffer sees (preambles can be long: ==PROF== lines of
@@ -62,24 +70,22 @@ def detect(path: str | Path) -> str:
     raise _unrecognised(src, head)
 
 
-def read(path: str | Path, metrics: Callable[[str], bool] | None = None) -> Profile:
+def read(path: str | Path, metrics: Selection = None) -> Profile:
     """Read one profiler export into a validated :class:`Profile`.
 
-    ``metrics``: keep only the metrics rows whose canonical name it accepts (None: every row);
-    the Nsight Compute raw page then leaves the other columns unread.  Rows are kept whole for
-    a launch, kernel or device that would otherwise lose every metrics row it has.
+    ``metrics``: keep only the metrics rows whose canonical name it accepts (None: every row).
+    It is passed to the format's reader, and the Nsight Compute raw page then leaves the other
+    columns unread; the rows are then kept whole for a launch, kernel or device that would
+    otherwise lose every metrics row it has.
 
     Raises an :class:`~advisor.errors.InputError` subclass with a one-line message for an
     unreadable, unrecognised or malformed file, and :class:`NoKernelData` for a failed or empty
     run (quoting the profiler's own error line when the file has one).
     """
-    selection = ncu_raw.SELECTED.set(metrics)
     try:
-        profile, src = _read(str(path))
+        profile, src = _read(str(path), metrics)
     except csv.Error as exc:  # a quoting error the format's reader did not place on a line
         raise MalformedInput(str(path), f"not valid CSV: {exc}") from exc
-    finally:
-        ncu_raw.SELECTED.reset(selection)
     if metrics is not None:
         profile.metrics = _selected_metrics(profile.metrics, metrics)
     if src is not None and src.encoding_note:
@@ -109,21 +115,22 @@ def _selected_metrics(frame: pd.DataFrame, keep: Callable[[str], bool]) -> pd.Da
     return kept.reset_index(drop=True)
 
 
-def _read(path: str) -> tuple[Profile, Source | None]:
-    """The profile of the first format that recognises the file, and the decoded text if any.
+def _read(path: str, metrics: Selection) -> tuple[Profile, Source | None]:
+    """The profile of the first format that recognises the file, read with the metric
+    selection ``metrics``, and the decoded text if any.
 
     A binary reader opens the file itself, so only its start is read for the sniffers; a text
     file's bytes are held by the :class:`Source` alone (a reader may release them)."""
     start = read_bytes(path, SNIFF_BYTES)
     for fmt in registry.binary_formats():
         if fmt.sniff(start):
-            return fmt.read(path), None
+            return fmt.read(path, metrics), None
     src = Source.from_bytes(path, read_bytes(path) if len(start) == SNIFF_BYTES else start)
     _check_width(src)
     head = src.head(SNIFF_LINES)
     for tfmt in registry.text_formats():
         if tfmt.sniff(head):
-            return tfmt.read(src), src
+            return tfmt.read(src, metrics), src
     raise _unrecognised(src, start)
 
 

@@ -5,6 +5,14 @@ profiler, a one-line description, a ``sniff`` that decides from content alone (n
 name) and a ``read`` that returns a :class:`~advisor.profile.Profile`.  Text formats sniff the
 first lines of the decoded file; binary formats sniff the first bytes.  Sniffers are tried in
 ascending ``priority`` order and the first that says yes reads the file.
+
+A reader is called as ``read(src, selected)``: ``src`` is the decoded :class:`Source` (text
+formats) or the file's path (binary formats), ``selected`` the metric selection of
+:func:`parsers.read` (:data:`Selection`), passed down as an argument and nowhere else.  A reader
+may use the selection to leave out metrics rows, and the columns behind them, that it rejects
+(the Nsight Compute raw page does, :mod:`parsers.ncu.raw`); it must keep every row that
+:func:`parsers.read` would keep, since that function applies the selection to the result
+anyway.  Most readers ignore it.
 """
 
 from __future__ import annotations
@@ -15,6 +23,10 @@ from dataclasses import dataclass
 from advisor.profile import Profile
 from parsers.source import Source
 
+#: the metric selection a reader is given: a predicate over canonical metric names (keep the
+#: metrics rows of the names it accepts), None for every metric
+Selection = Callable[[str], bool] | None
+
 
 @dataclass(frozen=True)
 class TextFormat:
@@ -22,7 +34,7 @@ class TextFormat:
     profiler: str
     description: str
     sniff: Callable[[Sequence[str]], bool]
-    read: Callable[[Source], Profile]
+    read: Callable[[Source, Selection], Profile]
     priority: int = 50
 
 
@@ -32,7 +44,7 @@ class BinaryFormat:
     profiler: str
     description: str
     sniff: Callable[[bytes], bool]
-    read: Callable[[str], Profile]
+    read: Callable[[str, Selection], Profile]
     priority: int = 50
 
 

@@ -27,7 +27,7 @@ from advisor.profile import Profile, merge
 #: ``report`` run does not pay for the microbenchmark or prediction modules); ``--help`` lists all
 LAZY_COMMANDS = {
     "report": "report",
-    "compare": "report",
+    "compare": "compare",
     "metrics": "report",
     "devices": "devices",
     "predict": "predict",

@@ -31,8 +31,8 @@ def _stack(*decorators: Callable[[F], F]) -> Callable[[F], F]:
     return apply
 
 
-def outputs(what: str, folders: bool = False) -> Callable[[F], F]:
-    """``-o/--output`` (HTML), ``--markdown`` and ``--json``: where to write ``what``.
+def outputs(what: str, json_what: str, folders: bool = False) -> Callable[[F], F]:
+    """``-o/--output`` (HTML of ``what``), ``--markdown`` and ``--json`` (``json_what``).
 
     With ``folders``, each may also name a folder (``report --per-file``)."""
     kind = click.Path() if folders else click.Path(dir_okay=False)
@@ -55,7 +55,7 @@ def outputs(what: str, folders: bool = False) -> Callable[[F], F]:
             "--json",
             "json_path",
             type=kind,
-            help=f"Write {what} as JSON to this file (layout: docs/criteria.md){also}.",
+            help=f"Write {json_what} as JSON to this file{also}.",
         ),
     )
 

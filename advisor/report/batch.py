@@ -21,23 +21,17 @@ others still run.  Rendering of the index: :mod:`advisor.render.batch_index`.
 from __future__ import annotations
 
 import concurrent.futures
-import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import parsers
-from advisor.criteria import evaluate
-from advisor.criteria.engine.analysis import to_json
-from advisor.criteria.engine.needed import is_needed
+from advisor import pipeline
 from advisor.errors import AdvisorError, InputError, UnreadableInput, UsageError
 from advisor.output import write_atomic
 from advisor.render import report as render
 from advisor.render.display import shorten
-from advisor.report import build as report
 from advisor.report import gates
-from advisor.report.predictions import ModelInputs
 
 #: a path's folder separator is replaced by this in output file names
 NAME_SEPARATOR = "__"
@@ -185,20 +179,14 @@ def analyse_one(job: Job, settings: Settings) -> Entry:
 
     The same calls as ``report FILE`` (advisor/cli/report.py), so the files are the same bytes.
     """
-    from advisor.cli.report import _device  # the command module imports this one
-
     try:
-        profile = parsers.read(job.path, metrics=is_needed)
-        characterization, note = _device(profile, settings.device)
-        analysis = evaluate(profile, characterization, settings.speedup_form, device_note=note)
-        data = to_json(analysis)
+        run = pipeline.analyse([job.path], settings.device, settings.speedup_form)
+        data, note = run.data, run.device_note
         folders = settings.folders()
         if "json" in folders:
-            text = json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n"
-            _write(folders["json"], job, "json", text)
+            _write(folders["json"], job, "json", pipeline.json_text(data))
         if "html" in folders or "markdown" in folders:
-            # as report_cmd (no --app/--kernels with --per-file)
-            built = report.build(analysis, profile, model_inputs=ModelInputs().on(characterization))
+            built = pipeline.build(run)  # as report FILE (no --app/--kernels with --per-file)
             if "html" in folders:
                 _write(folders["html"], job, "html", render.html(built))
             if "markdown" in folders:

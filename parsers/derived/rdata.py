@@ -42,6 +42,7 @@ import pandas as pd
 from advisor.metric_map import entries
 from advisor.profile import Profile, Provenance
 from parsers.names import split_device
+from parsers.registry import Selection
 from parsers.source import Source, csv_fields, is_preamble
 from parsers.units import fits_int, is_missing, parse_number
 
@@ -116,8 +117,11 @@ def metric_for_column(column: str) -> tuple[str, str, float] | None:
     return None
 
 
-def read_r_dataset(src: Source) -> Profile:
-    """Read an R data set of nvprof runs: launches, per-launch metrics and the device name."""
+def read_r_dataset(src: Source, selected: Selection) -> Profile:
+    """Read an R data set of nvprof runs: launches, per-launch metrics and the device name.
+
+    ``selected`` (the registry's metric selection) is not used: :func:`parsers.read` applies it
+    to the rows read."""
     data = [(i, line) for i, line in enumerate(src.lines) if line.strip() and not is_preamble(line)]
     header_at, header = data[0][0], _fields(src, *data[0])
     if len(set(header)) != len(header):

@@ -31,7 +31,7 @@ import pandas as pd
 from advisor.errors import NoKernelData
 from advisor.profile import Profile, Provenance
 from parsers.derived.rdata import read_r_dataset, sniff_r_dataset
-from parsers.registry import TextFormat, register
+from parsers.registry import Selection, TextFormat, register
 from parsers.source import Source, is_preamble
 from parsers.units import parse_number
 
@@ -90,8 +90,11 @@ def sniff_timing_table(head: Sequence[str]) -> bool:
     return any(first) and all(c == "" or _PLAIN_NUMBER.match(c) for c in first)
 
 
-def read_timing_table(src: Source) -> Profile:
-    """Read a derived timing table: one launch per measured value, durations ms -> ns."""
+def read_timing_table(src: Source, selected: Selection) -> Profile:
+    """Read a derived timing table: one launch per measured value, durations ms -> ns.
+
+    ``selected`` (the registry's metric selection) is not used: the table's two index metrics
+    are left to :func:`parsers.read`."""
     durations: list[float] = []
     rows: list[int] = []
     cols: list[int] = []
@@ -191,8 +194,9 @@ def sniff_wallclock_table(head: Sequence[str]) -> bool:
     return all(matches) and any(m is not None and m.group(1) for m in matches)
 
 
-def read_wallclock_table(src: Source) -> Profile:
-    """A wall-clock table has no kernel data: always :class:`NoKernelData`."""
+def read_wallclock_table(src: Source, selected: Selection) -> Profile:
+    """A wall-clock table has no kernel data: always :class:`NoKernelData` (``selected``, the
+    registry's metric selection, is not used)."""
     raise NoKernelData(src.path, WALLCLOCK_MESSAGE)
 
 

@@ -41,7 +41,7 @@ from advisor import schema
 from advisor.profile import Profile, Provenance
 from parsers.ncu.csv_layouts import Table, read_table
 from parsers.ncu.values import int_or_na
-from parsers.registry import TextFormat, register
+from parsers.registry import Selection, TextFormat, register
 from parsers.source import Source, is_preamble
 
 FORMAT = "ncu-csv"
@@ -92,15 +92,19 @@ def sniff_ncu_csv(head: Sequence[str]) -> bool:
     return any(_header(line) for line in head)
 
 
-def read_ncu_csv(src: Source) -> Profile:
-    """Read every ncu table of ``src`` into one Profile (see the module docstring)."""
+def read_ncu_csv(src: Source, selected: Selection) -> Profile:
+    """Read every ncu table of ``src`` into one Profile (see the module docstring).
+
+    ``selected``, the registry's metric selection, goes to each table's reader: a raw page reads
+    only the metric columns it keeps (:mod:`parsers.ncu.raw`); the other layouts read every
+    row and leave the selection to :func:`parsers.read`."""
     whole = one_raw_table(src)
     tables, skipped = ([whole], 0) if whole is not None else _tables(src)
     if not tables:
         raise src.malformed(0, 'no Nsight Compute CSV header ("ID","Process ID",...) found')
     # the status lines naming the version lie before the header of a table read from the bytes
     version = _version(src.head(whole.header_line) if whole is not None else src.lines)
-    parts = [read_table(src, t) for t in tables]
+    parts = [read_table(src, t, selected) for t in tables]
     collected: dict[str, list[pd.DataFrame | None]] = {
         t: [] for t in ("launches", "metrics", "rules", "kernel_summary", "devices")
     }

@@ -16,7 +16,7 @@ from __future__ import annotations
 import csv
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -62,14 +62,15 @@ class Frames:
     notes: list[str] = field(default_factory=list)
 
 
-def read_table(src: Source, table: Table) -> Frames:
-    """The frames of one table, read by its layout."""
+def read_table(src: Source, table: Table, selected: Callable[[str], bool] | None) -> Frames:
+    """The frames of one table, read by its layout; ``selected``, the metric selection of the
+    read (:data:`parsers.registry.Selection`), is used by the raw page's columnar reader."""
     header = table.header
     dupes = sorted(h for h, n in Counter(header).items() if h and n > 1)
     if dupes:
         raise src.malformed(table.header_line, f"duplicate header columns {dupes}")
     if table.layout == "raw":
-        return _raw(src, table)
+        return _raw(src, table, selected)
     if table.layout == "details" and "Metric Unit" not in header:
         raise src.malformed(table.header_line, 'details header without a "Metric Unit" column')
     last = "Average" if table.layout == "summary-per-kernel" else "Metric Value"
@@ -220,15 +221,17 @@ def _summary(frame: pd.DataFrame) -> Frames:
     )
 
 
-def _raw(src: Source, table: Table) -> Frames:
+def _raw(src: Source, table: Table, selected: Callable[[str], bool] | None) -> Frames:
     """--page raw (FORMATS.md §2.3): one row per launch, one column per metric, units row.
 
-    Read by columns (:mod:`parsers.ncu.raw`), from the file's bytes when the table runs to its
-    end (the bytes are released once its cells are read); row by row when that reader declines
-    the table, which also names the line of a malformed row."""
+    Read by columns (:mod:`parsers.ncu.raw`, which reads only the metric columns the selection
+    ``selected`` keeps), from the file's bytes when the table runs to its end (the bytes are
+    released once its cells are read); row by row, every column, when that reader declines the
+    table, which also names the line of a malformed row."""
     header, alone = table.header, table.data is not None
     is_metric = [bool(_METRIC_COLUMN.match(h)) for h in header]
-    cells = read_raw_cells(header, table.texts if table.data is None else table.data, is_metric)
+    rows = table.texts if table.data is None else table.data
+    cells = read_raw_cells(header, rows, is_metric, selected)
     table.data = None
     if alone and cells is not None:
         src.release()

@@ -5,8 +5,9 @@ The raw page is wide: one row per launch, one column per metric, a units row bel
 bytes when :mod:`parsers.ncu.csv` found the table to run to the end of the file: first the units
 row alone, which with the header gives every column's canonical metric name, then the rows,
 converting only the identification columns and the metric columns the read keeps (the metric
-selection of ``report``, :data:`SELECTED`).  Each kept metric column is converted at once and
-the grid melted into the long ``metrics`` table (:mod:`parsers.ncu.melt`), so a page of ten
+selection of ``report``, which :func:`parsers.read` hands to the format's reader and that one to
+:func:`read_raw_cells`).  Each kept metric column is converted at once and the grid melted into
+the long ``metrics`` table (:mod:`parsers.ncu.melt`), so a page of ten
 thousand launches by five hundred metrics costs a few passes over its columns rather than one
 Python step per cell.  The conversions are those of :mod:`parsers.ncu.values` (FORMATS.md §2.5):
 
@@ -26,7 +27,6 @@ when a cell can only be read with a decimal comma.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,9 +44,6 @@ except ImportError:  # pragma: no cover - pyarrow ships with the supported panda
     pa = None
 
 
-#: the metric selection of the read in progress (``parsers.read(path, metrics=...)``): a
-#: predicate over canonical metric names, None for every metric
-SELECTED: ContextVar[Callable[[str], bool] | None] = ContextVar("SELECTED", default=None)
 #: raw-page columns always read: the launch and device facts of :mod:`parsers.ncu.frames`
 ALWAYS_READ = frozenset(LAUNCH_TOOL_METRICS + DEVICE_TOOL_METRICS)
 #: bytes pyarrow parses at a time, in one thread: a block's cells (of every column) are held
@@ -66,13 +63,15 @@ class _Fallback(Exception):
 @dataclass
 class RawCells:
     """The cells a raw table's read keeps: ``columns`` (identification columns and the
-    ``picked`` metric columns), the units row (None when the table has none)."""
+    ``picked`` metric columns), the units row (None when the table has none) and the metric
+    selection they were read for (``selected``)."""
 
     header: Sequence[str]
     is_metric: Sequence[bool]
     columns: Columns
     picked: list[int]
     units: list[str] | None
+    selected: Callable[[str], bool] | None
 
 
 @dataclass
@@ -89,18 +88,24 @@ class RawPage:
     notes: list[str]
 
 
-def read_raw_cells(header: Sequence[str], rows: Rows, is_metric: Sequence[bool]) -> RawCells | None:
+def read_raw_cells(
+    header: Sequence[str],
+    rows: Rows,
+    is_metric: Sequence[bool],
+    selected: Callable[[str], bool] | None,
+) -> RawCells | None:
     """The cells of a raw table, or None (take the row-by-row path: module docstring).
 
     ``rows`` are the table's rows after the header (units row first when there is one), as the
-    file's bytes or as lines; nothing returned refers to them."""
+    file's bytes or as lines; nothing returned refers to them.  ``selected``: the metric
+    selection of the read, a predicate over canonical metric names (None: every metric)."""
     if pa is None or not len(rows):
         return None
     data = _bytes(rows)
     try:
         first = _read(header, _first_line(data), range(len(header)))
         units = _units(header, first)
-        picked = _picked(header, units, is_metric)
+        picked = _picked(header, units, is_metric, selected)
         every = [i for i, m in enumerate(is_metric) if m]
         wanted = [i for i, m in enumerate(is_metric) if not m] + picked
         columns = _read(header, data, wanted if picked != every else range(len(header)))
@@ -115,7 +120,7 @@ def read_raw_cells(header: Sequence[str], rows: Rows, is_metric: Sequence[bool])
     finally:
         # pyarrow's allocator keeps freed pages: give the parser's blocks back to the system
         pa.default_memory_pool().release_unused()
-    return RawCells(header, is_metric, columns, picked, units)
+    return RawCells(header, is_metric, columns, picked, units, selected)
 
 
 def convert_raw_cells(cells: RawCells, alone: bool) -> RawPage | None:
@@ -123,7 +128,8 @@ def convert_raw_cells(cells: RawCells, alone: bool) -> RawPage | None:
 
     ``alone``: the table is its file's only one; the metrics rows then leave out, where
     :func:`parsers.read` would drop them, the rows of the columns read only for the launch and
-    device facts (:func:`parsers.ncu.melt.kept_columns`)."""
+    device facts (:func:`parsers.ncu.melt.kept_columns`, with the selection the cells were read
+    for)."""
     try:
         return _convert(cells, alone)
     except _Fallback:
@@ -181,11 +187,15 @@ def _units(header: Sequence[str], first: Columns) -> list[str] | None:
     return [str(first[i][0].as_py()) for i in range(len(first))]
 
 
-def _picked(header: Sequence[str], units: list[str] | None, is_metric: Sequence[bool]) -> list[int]:
-    """The metric columns :data:`SELECTED` keeps and :data:`ALWAYS_READ` (every metric column
-    when nothing is selected), judged on the names and units alone."""
+def _picked(
+    header: Sequence[str],
+    units: list[str] | None,
+    is_metric: Sequence[bool],
+    keep: Callable[[str], bool] | None,
+) -> list[int]:
+    """The metric columns the selection ``keep`` accepts and :data:`ALWAYS_READ` (every metric
+    column when nothing is selected), judged on the names and units alone."""
     every = [i for i, m in enumerate(is_metric) if m]
-    keep = SELECTED.get()
     if keep is None:
         return every
     unit_of = units if units is not None else [""] * len(header)
@@ -257,7 +267,7 @@ def _convert(cells: RawCells, alone: bool) -> RawPage:
             raise _Fallback
     info = [(*canonical(header[i], units[i]), header[i]) for i in picked]
     grid = Grid(info, values, keep, texts, ids["Kernel Name"])
-    kept = kept_columns(grid, SELECTED.get() if alone else None)
+    kept = kept_columns(grid, cells.selected if alone else None)
     metrics = melt(grid, kept)
     implied = {
         IMPLIED_UNITS[header[i]]

@@ -42,7 +42,7 @@ from advisor.errors import InputError, MalformedInput, MissingDependency, Unread
 from advisor.profile import Profile, Provenance
 from parsers.ncu.rep_file import MAGIC, ReportLayout, scan
 from parsers.ncu.rep_frames import RawAction, RawMetric, RawRule, build_frames
-from parsers.registry import BinaryFormat, register
+from parsers.registry import BinaryFormat, Selection, register
 
 FORMAT = "ncu-rep"
 MODULE = "ncu_report"
@@ -65,8 +65,12 @@ def sniff_ncu_rep(head: bytes) -> bool:
     return head.startswith(MAGIC)
 
 
-def read_ncu_rep(path: str) -> Profile:
-    """Read an Nsight Compute report (see the module docstring)."""
+def read_ncu_rep(path: str, selected: Selection) -> Profile:
+    """Read an Nsight Compute report (see the module docstring).
+
+    ``selected`` (the registry's metric selection) is not used: every metric is copied out of
+    the module, whose values are read one by one whatever is kept, and :func:`parsers.read`
+    applies the selection to the rows."""
     try:
         data = Path(path).read_bytes()
     except OSError as exc:

@@ -37,7 +37,7 @@ from advisor.profile import Profile, Provenance
 from parsers import arrow_csv
 from parsers.nsys import reports as rep
 from parsers.nsys.columns import KNOWN_KEYS, Table, header_key
-from parsers.registry import TextFormat, register
+from parsers.registry import Selection, TextFormat, register
 from parsers.source import Source, csv_fields
 
 FORMAT = "nsys-csv"
@@ -108,8 +108,9 @@ def sniff_nsys(head: Sequence[str]) -> bool:
     return False
 
 
-def read_nsys(src: Source) -> Profile:
-    """Every report table of an nsys stats output, as one profile."""
+def read_nsys(src: Source, selected: Selection) -> Profile:
+    """Every report table of an nsys stats output, as one profile (it has no metrics rows:
+    ``selected``, the registry's metric selection, is not used)."""
     scan = _fast_scan(src) or _scan(src)
     frames = rep.Frames(notes=list(scan.notes))
     modes: list[str] = []

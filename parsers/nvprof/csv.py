@@ -53,7 +53,7 @@ from parsers.nvprof import csv_metrics as metrics
 from parsers.nvprof import csv_summaries as summaries
 from parsers.nvprof import csv_tables as tables
 from parsers.nvprof.csv_tables import _LINE, HEADERLESS_LAYOUT, Block
-from parsers.registry import TextFormat, register
+from parsers.registry import Selection, TextFormat, register
 from parsers.source import Source, csv_fields, is_preamble
 
 FORMAT = "nvprof-csv"
@@ -295,8 +295,9 @@ def _fast_scan(src: Source) -> _Scanner | None:
     return scanner
 
 
-def read_nvprof_csv(src: Source) -> Profile:
-    """Read every table of an nvprof ``--csv`` file into one :class:`Profile`."""
+def read_nvprof_csv(src: Source, selected: Selection) -> Profile:
+    """Read every table of an nvprof ``--csv`` file into one :class:`Profile`; ``selected`` (the
+    registry's metric selection) is not used: :func:`parsers.read` applies it to the rows read."""
     scanner = _fast_scan(src)
     if scanner is None:
         scanner = _Scanner(src)

@@ -65,7 +65,7 @@ from parsers.nvprof.text_rows import (
     um_row,
     units_row,
 )
-from parsers.registry import TextFormat, register
+from parsers.registry import Selection, TextFormat, register
 from parsers.source import Source, is_preamble
 
 FORMAT = "nvprof-text"
@@ -396,8 +396,9 @@ def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 
 
-def read_nvprof_text(src: Source) -> Profile:
-    """Read one nvprof text output file into a Profile (see the module docstring)."""
+def read_nvprof_text(src: Source, selected: Selection) -> Profile:
+    """Read one nvprof text output file into a Profile (see the module docstring); ``selected``
+    (the registry's metric selection) is not used: :func:`parsers.read` applies it."""
     return _Reader(src).read()
 
 

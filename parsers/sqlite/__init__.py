@@ -1,0 +1,2 @@
+"""SQLite profiles: nvprof databases (`.nvprof`/`.nvvp`) and Nsight Systems SQLite exports, over a
+shared safe database opener and column readers."""

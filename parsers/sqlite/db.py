@@ -32,7 +32,7 @@ import pandas as pd
 
 from advisor.errors import MalformedInput, UnreadableInput, UnrecognisedFormat, one_line
 from advisor.profile import Profile
-from parsers.registry import BinaryFormat, register
+from parsers.registry import BinaryFormat, Selection, register
 from parsers.source import SQLITE_MAGIC
 from parsers.units import fits_int
 
@@ -148,13 +148,14 @@ class Database:
 
 @dataclass(frozen=True)
 class SqliteReader:
-    """One tool's database layout: which tables claim a file, and the reader."""
+    """One tool's database layout: which tables claim a file, and the reader (called with
+    the open database and the metric selection of :func:`read_sqlite`)."""
 
     format: str  # the Provenance format, e.g. "nvprof-db"
     profiler: str
     expects: str  # the tables it recognises, for the "neither" message
     claims: Callable[[frozenset[str]], bool]
-    read: Callable[[Database], Profile]
+    read: Callable[[Database, Selection], Profile]
 
 
 READERS: list[SqliteReader] = []
@@ -184,12 +185,13 @@ def sniff_sqlite(head: bytes) -> bool:
     return head.startswith(SQLITE_MAGIC)
 
 
-def read_sqlite(path: str) -> Profile:
-    """Read an nvprof database or an nsys SQLite export, told apart by their tables."""
+def read_sqlite(path: str, selected: Selection) -> Profile:
+    """Read an nvprof database or an nsys SQLite export, told apart by their tables; the metric
+    selection ``selected`` is handed to the reader of the database's layout."""
     with open_database(path) as db:
         for reader in READERS:
             if reader.claims(db.tables):
-                return reader.read(db)
+                return reader.read(db, selected)
         found = sorted(db.tables)
         listed = ", ".join(found[:_LISTED_TABLES]) or "none"
         if len(found) > _LISTED_TABLES:

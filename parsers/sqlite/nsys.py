@@ -33,6 +33,7 @@ from advisor import schema
 from advisor.errors import NoKernelData
 from advisor.profile import Profile, Provenance
 from parsers.names import compute_capability
+from parsers.registry import Selection
 from parsers.sqlite.columns import in_time_order, text_column, text_per_distinct
 from parsers.sqlite.cupti_ids import MEMCPY_KINDS
 from parsers.sqlite.db import (
@@ -77,7 +78,9 @@ def claims(tables: frozenset[str]) -> bool:
     )
 
 
-def read_nsys_sqlite(db: Database) -> Profile:
+def read_nsys_sqlite(db: Database, selected: Selection) -> Profile:
+    """Read an nsys SQLite export (see the module docstring); an export has no metrics rows, so
+    ``selected`` (the registry's metric selection) is not used."""
     if not db.has_rows(KERNEL):
         raise NoKernelData(
             db.path,

@@ -37,6 +37,7 @@ from advisor.errors import NoKernelData
 from advisor.profile import Profile, Provenance
 from parsers.frames import metric_record
 from parsers.names import compute_capability
+from parsers.registry import Selection
 from parsers.sqlite import cupti_ids
 from parsers.sqlite.columns import in_time_order, text_per_distinct
 from parsers.sqlite.db import (
@@ -84,7 +85,9 @@ def claims(tables: frozenset[str]) -> bool:
     return {"StringTable", "Version"} <= tables and any(t.startswith(_PREFIX) for t in tables)
 
 
-def read_nvprof_db(db: Database) -> Profile:
+def read_nvprof_db(db: Database, selected: Selection) -> Profile:
+    """Read an nvprof database (see the module docstring); ``selected`` (the registry's metric
+    selection) is not used: :func:`parsers.read` applies it to the rows read."""
     strings = db.strings("StringTable", "_id_", "value")
     devices = _devices(db, strings)
     device_names = dict(zip(devices["device_id"], devices["name"], strict=True))

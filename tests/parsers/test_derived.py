@@ -187,7 +187,7 @@ def test_timing_table_first_line_must_be_numbers(tmp_path: Path) -> None:
 
 
 def test_timing_table_read_directly_handles_only_comments() -> None:
-    profile = read_timing_table(Source("x.txt", ["# nothing measured", ""]))
+    profile = read_timing_table(Source("x.txt", ["# nothing measured", ""]), None)
     assert len(profile.launches) == 0
     assert len(profile.metrics) == 0
 
@@ -301,7 +301,7 @@ def test_r_dataset_grid_that_is_no_whole_number_is_malformed(tmp_path: Path, gri
 
 def test_r_dataset_header_only_is_empty_not_a_crash(tmp_path: Path) -> None:
     src = Source("r.csv", [R_HEADER.rstrip("\n"), ""])
-    profile = read_r_dataset(src)
+    profile = read_r_dataset(src, None)
     assert len(profile.launches) == 0
     with pytest.raises(NoKernelData):
         parsers.read(_write(tmp_path, "r.csv", R_HEADER))

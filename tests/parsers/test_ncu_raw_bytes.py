@@ -153,7 +153,7 @@ def test_ragged_row_is_named_by_the_line_path(page: Path, tmp_path: Path) -> Non
 
 def test_bytes_are_released_once_read(page: Path) -> None:
     src = Source.from_path(page)
-    profile = ncu_csv.read_ncu_csv(src)
+    profile = ncu_csv.read_ncu_csv(src, None)
     assert src.raw is None and len(profile.launches) == 30
     assert src.lines[0].startswith("==PROF==")  # read again from the file when asked
 

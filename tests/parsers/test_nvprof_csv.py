@@ -571,7 +571,7 @@ def test_api_trace_after_import_preamble(tmp_path: Path) -> None:
         '35863.518000,0.952000,"cudaLaunch",2\n'
     )
     path = _write(tmp_path, text)
-    p = read_nvprof_csv(Source.from_path(path))
+    p = read_nvprof_csv(Source.from_path(path), None)
     assert p.provenance[0].modes == ("api-trace",)
     assert p.api_calls[["name", "start_ns", "duration_ns", "correlation_id"]].values.tolist() == [
         ["cuDeviceGetPCIBusId", 0.0, 2866.0, 1],
@@ -599,7 +599,7 @@ def test_headerless_rows_keep_only_unit_free_values(tmp_path: Path) -> None:
 
 def test_empty_table_reads_as_empty_profile(tmp_path: Path) -> None:
     path = _write(tmp_path, PRE + TRACE9 + "us,us,,,,,,,,KB,KB,KB,GB/s,,,,,,,\n")
-    p = read_nvprof_csv(Source.from_path(path))
+    p = read_nvprof_csv(Source.from_path(path), None)
     assert p.provenance[0].modes == ("gpu-trace",)
     assert len(p.launches) == 0 and len(p.transfers) == 0 and len(p.devices) == 0
     with pytest.raises(NoKernelData):
@@ -610,7 +610,7 @@ def test_empty_table_reads_as_empty_profile(tmp_path: Path) -> None:
         '"Type","Time(%)","Time","Calls","Avg","Min","Max","Name"\n,%,ms,,ms,ms,ms,\n',
         '"Device","Count","Avg Size","Min Size","Max Size","Total Size","Total Time",""\n',
     ):
-        empty = read_nvprof_csv(Source.from_path(_write(tmp_path, PRE + header)))
+        empty = read_nvprof_csv(Source.from_path(_write(tmp_path, PRE + header)), None)
         assert not empty.has_kernel_data()
 
 

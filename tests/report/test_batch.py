@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor import progress
+from advisor import pipeline, progress
 from advisor.report import batch
 from tests.cli.test_progress import ERASE, FakeTerminal, line
 from tests.cli_helpers import run
@@ -164,14 +164,14 @@ def test_exit_code_4_when_a_gate_fails_for_one_profile(runs: Path, tmp_path: Pat
 def test_a_bug_fails_one_profile_and_exit_1(
     runs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = batch.evaluate
+    real = pipeline.evaluate
 
     def flaky(profile, *args, **kwargs):  # type: ignore[no-untyped-def]
         if "raw.csv" in profile.path:
             raise ZeroDivisionError("boom")
         return real(profile, *args, **kwargs)
 
-    monkeypatch.setattr(batch, "evaluate", flaky)
+    monkeypatch.setattr(pipeline, "evaluate", flaky)
     out = tmp_path / "out"
     code, _, stderr = run("report", str(runs), "--per-file", "--jobs", "1", "--json", str(out))
     assert code == 1
