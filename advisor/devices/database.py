@@ -140,6 +140,15 @@ def compute_capability_facts(compute_capability: str) -> dict[str, Any]:
     return dict(table[compute_capability])
 
 
+def architecture_of(compute_capability: str) -> str | None:
+    """The architecture whose compute capabilities include ``compute_capability`` (None if
+    none does)."""
+    for name, entry in _architectures()["architectures"].items():
+        if compute_capability in entry["compute_capabilities"]:
+            return str(name)
+    return None
+
+
 def architecture_latencies(architecture: str) -> dict[str, dict[str, Any]]:
     """Default load latencies of an architecture: level -> {value, source, verified, ...}."""
     archs = _architectures()["architectures"]

@@ -17,6 +17,8 @@ from advisor.devices.database import (
     CLOCK_NOTE_FRAC,
     DeviceSpec,
     _database,
+    architecture_of,
+    compute_capability_facts,
     find_device,
     normalize_name,
     unknown_device_message,
@@ -32,7 +34,16 @@ def resolve_device(profile: Profile, option: str | None) -> Characterization:
     other text -> a GPU name (:func:`find_device`) with :func:`default_characterization`.  With
     ``None``, the GPU the profile names: its devices table, else the ``device`` column of its
     launches, kernel summaries or metrics.  When it names several GPUs, the one with the most GPU
-    time is used and a note says so.  A profile naming no GPU is a :class:`UsageError`.
+    time is used and a note says so.
+
+    The device facts come from the profile where it states them (Decision D1 of
+    docs/devices.md): a device record with the compute capability, SM count, SM clock and memory
+    bandwidth (Nsight Compute's ``device__attribute_*``, the nvprof and nsys device tables) gives
+    the whole spec, the compute capability giving FP32 cores and resident warps per SM; the
+    database fills in only what the profile lacks (chip, FP64 rate).  Without such a record the
+    database entry is used; a GPU the database lacks whose compute capability is known gets its
+    architecture's defaults with a note.  A profile naming no GPU, or only GPUs neither it nor
+    the database describes, is a :class:`UsageError`.
     """
     if option is not None:
         if os.path.isfile(option):
@@ -45,21 +56,121 @@ def resolve_device(profile: Profile, option: str | None) -> Characterization:
         raise UsageError(
             f"{profile.path} does not name its GPU; give --device NAME or --device FILE.json"
         )
-    specs: dict[str, DeviceSpec] = {}
+    by_name: dict[str, tuple[DeviceSpec, tuple[str, ...]]] = {}
     for name in names:
-        spec = _database()[1].get(normalize_name(name))
-        if spec is None:
+        found = _spec_for(profile, name)
+        if found is None:
             raise UsageError(
                 f"{profile.path}: {unknown_device_message(name)}; "
                 "give --device NAME or --device FILE.json"
             )
-        specs.setdefault(spec.name, spec)
-    chosen, note = _most_gpu_time(profile, names, specs)
+        by_name[name] = found
+    chosen, note = _most_gpu_time(profile, names, {n: s for n, (s, _) in by_name.items()})
     ch = default_characterization(chosen)
-    extra = ([note] if note else []) + _profile_disagreements(profile, chosen)
+    own = next(notes for spec, notes in by_name.values() if spec is chosen)
+    extra = ([note] if note else []) + list(own)
     if not extra:
         return ch
     return replace(ch, notes=(*ch.notes, *extra))
+
+
+#: where a spec built from the profile's device record says its figures come from
+PROFILE_SOURCE = (
+    "the profile's device record: compute capability, SMs, SM clock, memory bandwidth, L2 "
+    "(Nsight Compute device attributes or the nvprof/nsys device table)"
+)
+
+
+def _spec_for(profile: Profile, name: str) -> tuple[DeviceSpec, tuple[str, ...]] | None:
+    """The spec of the GPU the profile calls ``name`` and the notes to show with it."""
+    db = _database()[1].get(normalize_name(name))
+    record = _record(profile, name)
+    cc = _cc(record.get("compute_capability")) if record else None
+    facts = _cc_facts(cc)
+    if record is not None and cc is not None and facts is not None:
+        sm_count = _finite(record.get("sm_count"))
+        clock = _finite(record.get("sm_clock_hz"))
+        bandwidth = _finite(record.get("memory_bandwidth_bytes_per_s"))
+        l2 = _finite(record.get("l2_bytes"))
+        architecture, cores, warps, banks = facts
+        complete = bool(sm_count and clock and bandwidth)
+        if complete or db is None:
+            spec = DeviceSpec(
+                name=db.name if db is not None else name,
+                aliases=db.aliases if db is not None else (),
+                chip=db.chip if db is not None else "",
+                architecture=architecture,
+                compute_capability=cc,
+                sm_count=int(sm_count) if sm_count else 0,
+                fp32_cores_per_sm=cores,
+                base_clock_hz=db.base_clock_hz if db is not None else None,
+                boost_clock_hz=clock or 0.0,
+                memory_bandwidth_bytes_per_s=bandwidth or 0.0,
+                l2_bytes=l2 if l2 else (db.l2_bytes if db is not None else None),
+                max_warps_per_sm=warps,
+                shared_banks=banks,
+                fp64_flops_per_clock_per_sm=(
+                    db.fp64_flops_per_clock_per_sm
+                    if db is not None and db.compute_capability == cc
+                    else None
+                ),
+                sources=(PROFILE_SOURCE, *(db.sources if db is not None else ())),
+                notes=db.notes if db is not None else (),
+            )
+            if complete:
+                note = f"{name}: device facts from the profile's own device record"
+                if db is None:
+                    note += " (the GPU database does not list this board)"
+                return spec, (note,)
+            given = (("SMs", sm_count), ("SM clock", clock), ("bandwidth", bandwidth))
+            missing = [label for label, value in given if not value]
+            return spec, (
+                f"unknown GPU '{name}': {architecture} defaults for compute capability {cc} "
+                f"(latencies, resident warps); the profile does not give {', '.join(missing)}",
+            )
+    if db is None:
+        return None
+    return db, tuple(_profile_disagreements(profile, db))
+
+
+def _record(profile: Profile, name: str) -> dict[str, Any] | None:
+    """The profile's first device record named ``name``."""
+    key = normalize_name(name)
+    for record in profile.devices.to_dict("records"):
+        if isinstance(record.get("name"), str) and normalize_name(record["name"]) == key:
+            return {str(k): v for k, v in record.items()}
+    return None
+
+
+def _cc(value: Any) -> str | None:
+    """``"8.6"`` from a compute capability cell (``8.6``, ``"8.6"``); None when absent."""
+    if value is None or (isinstance(value, float) and value != value):
+        return None
+    text = str(value).strip()
+    try:
+        major, _, minor = text.partition(".")
+        return f"{int(major)}.{int(minor or 0)}"
+    except ValueError:
+        return None
+
+
+def _cc_facts(cc: str | None) -> tuple[str, int, int, int] | None:
+    """(architecture, FP32 cores per SM, resident warps per SM, shared banks) of ``cc``."""
+    if cc is None:
+        return None
+    architecture = architecture_of(cc)
+    try:
+        facts = compute_capability_facts(cc)
+    except KeyError:
+        return None
+    if architecture is None or "fp32_cores_per_sm" not in facts:
+        return None
+    return (
+        architecture,
+        int(facts["fp32_cores_per_sm"]),
+        int(facts["max_warps_per_sm"]),
+        int(facts["shared_banks"]),
+    )
 
 
 def _profile_device_names(profile: Profile) -> list[str]:
@@ -78,24 +189,26 @@ def _profile_device_names(profile: Profile) -> list[str]:
 def _most_gpu_time(
     profile: Profile, names: list[str], specs: dict[str, DeviceSpec]
 ) -> tuple[DeviceSpec, str | None]:
-    """The GPU with the most kernel time (launch durations, else summary totals)."""
-    if len(specs) == 1:
-        return next(iter(specs.values())), None
-    time_ns = dict.fromkeys(specs, 0.0)
+    """The GPU with the most kernel time (launch durations, else summary totals); ``specs``
+    maps each name the profile uses to its spec."""
+    order = list(dict.fromkeys(specs[n].name for n in names))
+    by_board = {specs[n].name: specs[n] for n in names}
+    if len(order) == 1:
+        return by_board[order[0]], None
+    time_ns = dict.fromkeys(order, 0.0)
     for frame, column in ((profile.launches, "duration_ns"), (profile.kernel_summary, "total_ns")):
         for device, value in zip(frame["device"], frame[column], strict=True):
             if isinstance(device, str) and value == value:  # NaN-safe
-                key = _database()[1].get(normalize_name(device))
-                if key is not None:
-                    time_ns[key.name] += float(value)
+                spec = specs.get(device)
+                if spec is not None:
+                    time_ns[spec.name] += float(value)
         if any(time_ns.values()):
             break
-    order = list(dict.fromkeys(_database()[1][normalize_name(n)].name for n in names))
     best = max(order, key=lambda n: (time_ns[n], -order.index(n)))
     total = sum(time_ns.values())
     share = f" ({time_ns[best] / total:.0%} of its GPU time)" if total > 0 else ""
     note = f"the profile names several GPUs ({', '.join(order)}); using {best}{share}"
-    return specs[best], note
+    return by_board[best], note
 
 
 def _profile_disagreements(profile: Profile, spec: DeviceSpec) -> list[str]:

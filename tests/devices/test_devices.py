@@ -72,9 +72,9 @@ def test_normalize_name() -> None:
 
 def test_unknown_gpu_lists_close_matches() -> None:
     with pytest.raises(UsageError) as err:
-        find_device("GTX 1080 TI Super")
+        find_device("GTX 1080 Ti Max")
     msg = str(err.value)
-    assert msg.startswith("unknown GPU 'GTX 1080 TI Super'; close matches: GeForce GTX 1080 Ti")
+    assert msg.startswith("unknown GPU 'GTX 1080 Ti Max'; close matches: GeForce GTX 1080 Ti")
     assert msg.endswith("(see `cuda-advisor devices`)")
     with pytest.raises(UsageError, match="no close match"):
         find_device("Radeon VII")
@@ -378,8 +378,63 @@ def test_profile_without_gpu_name_is_usage_error() -> None:
 
 
 def test_profile_with_unknown_gpu_is_usage_error() -> None:
-    with pytest.raises(UsageError, match=r"unknown GPU 'GeForce GTX 1650'.*give --device NAME"):
-        resolve_device(synthetic_profile(["GeForce GTX 1650"], [1.0]), None)
+    with pytest.raises(UsageError, match=r"unknown GPU 'GeForce GTX 9990'.*give --device NAME"):
+        resolve_device(synthetic_profile(["GeForce GTX 9990"], [1.0]), None)
+
+
+def with_device_record(name: str, **facts: object) -> Profile:
+    """A one-launch profile whose devices table describes ``name`` with ``facts``."""
+    profile = synthetic_profile([name], [1.0])
+    record = {
+        "device_id": 0,
+        "name": name,
+        "compute_capability": None,
+        "sm_count": None,
+        "sm_clock_hz": None,
+        "memory_clock_hz": None,
+        "memory_bandwidth_bytes_per_s": None,
+        "l2_bytes": None,
+        **facts,
+    }
+    return Profile(
+        provenance=profile.provenance, launches=profile.launches, devices=pd.DataFrame([record])
+    )
+
+
+def test_unknown_gpu_with_a_full_device_record_is_built_from_the_profile() -> None:
+    profile = with_device_record(
+        "NVIDIA Imaginary X1",
+        compute_capability="8.6",
+        sm_count=16,
+        sm_clock_hz=1.155e9,
+        memory_bandwidth_bytes_per_s=96.016e9,
+        l2_bytes=1048576.0,
+    )
+    ch = resolve_device(profile, None)
+    spec = ch.device
+    assert (spec.name, spec.architecture, spec.sm_count) == ("NVIDIA Imaginary X1", "Ampere", 16)
+    # cc 8.6: 128 FP32 cores and 48 resident warps per SM
+    assert spec.fp32_cores_per_sm == 128 and spec.max_warps_per_sm == 48
+    assert spec.peak_fp32_flops == 2 * 16 * 128 * 1.155e9
+    assert spec.memory_bandwidth_bytes_per_s == 96.016e9 and spec.l2_bytes == 1048576.0
+    assert ch.source == "defaults for Ampere" and ch.latencies_cycles["l2"] > 0
+    assert any("the GPU database does not list this board" in n for n in ch.notes)
+
+
+def test_unknown_gpu_with_only_its_compute_capability_gets_architecture_defaults() -> None:
+    ch = resolve_device(with_device_record("NVIDIA Imaginary Y", compute_capability="7.5"), None)
+    assert ch.device.architecture == "Turing" and ch.device.max_warps_per_sm == 32
+    assert ch.device.sm_count == 0  # unknown: left out of the analysis' device values
+    assert any(
+        "unknown GPU 'NVIDIA Imaginary Y': Turing defaults for compute capability 7.5" in n
+        and "does not give SMs, SM clock, bandwidth" in n
+        for n in ch.notes
+    )
+
+
+def test_known_gpu_without_a_device_record_comes_from_the_database() -> None:
+    ch = resolve_device(with_device_record("Tesla K40c", compute_capability="3.5"), None)
+    assert ch.device.name == "Tesla K40" and ch.device.sm_count == 15
 
 
 def test_resolve_device_on_samples(samples: Path) -> None:
@@ -396,8 +451,11 @@ def test_resolve_device_on_real_profiles(real_profiles: Path) -> None:
     assert ch.device.name == "GeForce GTX 1080 Ti" and ch.device.sm_count == 28
     # the GTX 1080 board in this report boosts to 1847.5 MHz, 6.6 % above the reference 1733 MHz
     report = parsers.read(real_profiles / "reports/PMKID_Brute-Force/profile.nsight-cuprof-report")
-    notes = resolve_device(report, None).notes
-    assert "the profile reports an SM clock of 1848 MHz; the database uses 1733 MHz" in notes
+    ch = resolve_device(report, None)
+    # the report's own device record wins over the database (Decision D1 of docs/devices.md)
+    assert ch.device.name == "GeForce GTX 1080" and ch.device.boost_clock_hz == 1_847_500_000
+    assert "GeForce GTX 1080: device facts from the profile's own device record" in ch.notes
+    assert ch.device.chip == "GP104"  # what the profile lacks still comes from the database
     table = parsers.read(
         real_profiles / "csv/amaris_bspgpu/gt-630/SubSeqMax.txt"
     )  # folder-only name
@@ -480,7 +538,7 @@ def test_cli_shows_one_device() -> None:
 
 
 def test_cli_unknown_device_exits_2_with_close_matches() -> None:
-    code, _, err = run("devices", "RTX 4080")
+    code, _, err = run("devices", "RTX 4095")
     assert code == 2
     assert "close matches: NVIDIA GeForce RTX 4090" in one_line_error(err)
 
