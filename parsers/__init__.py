@@ -48,6 +48,7 @@ FORMAT_MODULES: tuple[str, ...] = (
     "parsers.nvprof.csv",
     "parsers.sqlite.nvprof",
     "parsers.nvprof.text",
+    "parsers.ncu.text",
 )
 for _module in FORMAT_MODULES:
     importlib.import_module(_module)

@@ -1,8 +1,9 @@
 """Shared fixtures.
 
 Tests that read real profiler dumps use the ``real_profiles`` fixture: the folder
-``../shared/real_profiles`` beside the checkout.  Without it those tests skip with the reason,
-except under ``CI=true``, where its absence is an error.
+``../shared/real_profiles`` beside the checkout; tests of the real tuning steps' files use the
+``tuning_families`` fixture (``../shared/tuning_families``).  Without the folder those tests skip
+with the reason, except under ``CI=true``, where its absence is an error.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 REAL_PROFILES = REPO.parent / "shared" / "real_profiles"
+TUNING_FAMILIES = REPO.parent / "shared" / "tuning_families"
 SAMPLES = REPO / "sample_profiles"
 
 
@@ -21,14 +23,26 @@ def _in_ci() -> bool:
     return os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
+def _shared(folder: Path, what: str) -> Path:
+    """``folder`` under ../shared; skip (or fail under CI=true) when absent."""
+    if not folder.is_dir():
+        if _in_ci():
+            pytest.fail(f"CI=true but the {what} folder {folder} is missing")
+        pytest.skip(f"{what} folder {folder} not present (needs ../shared)")
+    return folder
+
+
 @pytest.fixture(scope="session")
 def real_profiles() -> Path:
     """The real profiler dumps folder; skip (or fail under CI=true) when absent."""
-    if not REAL_PROFILES.is_dir():
-        if _in_ci():
-            pytest.fail(f"CI=true but the real profiles folder {REAL_PROFILES} is missing")
-        pytest.skip(f"real profiles folder {REAL_PROFILES} not present (needs ../shared)")
-    return REAL_PROFILES
+    return _shared(REAL_PROFILES, "real profiles")
+
+
+@pytest.fixture(scope="session")
+def tuning_families() -> Path:
+    """The real tuning steps' folder (profiles before and after each change); skip (or fail
+    under CI=true) when absent."""
+    return _shared(TUNING_FAMILIES, "tuning families")
 
 
 @pytest.fixture(scope="session")

@@ -103,7 +103,26 @@ def read_ncu_csv(src: Source, selected: Selection) -> Profile:
     if not tables:
         raise src.malformed(0, 'no Nsight Compute CSV header ("ID","Process ID",...) found')
     # the status lines naming the version lie before the header of a table read from the bytes
-    version = _version(src.head(whole.header_line) if whole is not None else src.lines)
+    version = profiler_version(src.head(whole.header_line) if whole is not None else src.lines)
+    notes: list[str] = []
+    if skipped:
+        notes.append(f"{skipped} line(s) of application output after the header skipped")
+    return read_tables(src, tables, selected, fmt=FORMAT, version=version, notes=notes)
+
+
+def read_tables(
+    src: Source,
+    tables: Sequence[Table],
+    selected: Selection,
+    *,
+    fmt: str,
+    version: str | None,
+    notes: Sequence[str] = (),
+) -> Profile:
+    """The Profile of ``tables`` (each read by its layout, :func:`read_table`), one after the
+    other: launch ids offset per table, devices named, provenance of format ``fmt`` with the
+    reader's ``notes`` after the tables' own.  Shared with the plain-text reader
+    (:mod:`parsers.ncu.text`), which builds a details table from the text."""
     parts = [read_table(src, t, selected) for t in tables]
     collected: dict[str, list[pd.DataFrame | None]] = {
         t: [] for t in ("launches", "metrics", "rules", "kernel_summary", "devices")
@@ -123,19 +142,16 @@ def read_ncu_csv(src: Source, selected: Selection) -> Profile:
     frames["metrics"] = _typed(frames["metrics"], "metrics")
     frames["devices"] = frames["devices"].drop_duplicates("device_id", keep="first")
     _name_devices(frames)
-    notes = [n for p in parts for n in p.notes]
-    if skipped:
-        notes.append(f"{skipped} line(s) of application output after the header skipped")
     modes = list(dict.fromkeys(t.layout for t in tables))
     if len(frames["rules"]):
         modes.append("rules")
     provenance = Provenance(
         path=src.path,
-        format=FORMAT,
+        format=fmt,
         profiler="ncu",
         modes=tuple(modes),
         profiler_version=version,
-        notes=tuple(dict.fromkeys(notes)),
+        notes=tuple(dict.fromkeys([*(n for p in parts for n in p.notes), *notes])),
     )
     return Profile(provenance=(provenance,), **frames)
 
@@ -236,7 +252,7 @@ def _name_devices(frames: dict[str, pd.DataFrame]) -> None:
     frames["metrics"]["device"] = schema.categorical_of(codes, words)
 
 
-def _version(lines: Sequence[str]) -> str | None:
+def profiler_version(lines: Sequence[str]) -> str | None:
     """The Nsight Compute version a ``==PROF==``/``==WARNING==`` line names, if any."""
     for line in lines:
         if is_preamble(line):

@@ -147,10 +147,16 @@ def _codes(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
 
 
 def _rules(frame: pd.DataFrame, comma: bool) -> pd.DataFrame | None:
-    """Rule rows (``Rule Name`` set) -> ``rules``; the speedup is a percentage."""
+    """Rule rows (``Rule Name`` or ``Rule Type`` set) -> ``rules``; the speedup is a percentage.
+
+    An export names every rule; the plain-text output (:mod:`parsers.ncu.text`) prints only the
+    type, so a rule row without a name keeps ``rule`` empty."""
     if "Rule Name" not in frame.columns:
         return None
-    rows = frame[frame["Rule Name"].str.strip() != ""].reset_index(drop=True)
+    named = frame["Rule Name"].str.strip() != ""
+    if "Rule Type" in frame.columns:
+        named |= frame["Rule Type"].str.strip() != ""
+    rows = frame[named].reset_index(drop=True)
     blank = pd.Series([""] * len(rows), dtype=object)
 
     def column(name: str) -> pd.Series:
