@@ -5,7 +5,8 @@ Run: ``python benchmarks/speedup_validation.py [--steps FILE] [--families DIR] [
 module).
 
 Each row of the steps file (default ``benchmarks/speedup_steps.tsv``) is one tuning step of a
-family of real profiles: ``before`` -> ``after`` (paths relative to the families folder), the
+family of real profiles: ``before`` -> ``after`` (paths relative to the families folder; ``a|b``
+merges a metrics-only companion run into the analysis, durations come from ``a``), the
 kernel selected in each, the scope (``kernel``: the selected kernels' summed durations; ``span``:
 the GPU span, first to last kernel or transfer activity), and the criteria the step's change
 addresses (written from the MANIFEST ``change`` column only, never from results).
@@ -19,15 +20,17 @@ matmul kernels, the FP16 conversion kernels); ``*`` is the whole GPU span.
 From the BEFORE profile alone, for every step:
 
 * ``ours``: the potential speedup of the addressed criteria, as the report prints it (Amdahl
-  form).  Several addressed criteria are combined by multiplying their speedups (the changes are
-  taken as independent; for coalescing, L1 and L2 granularity each count).  A criterion that is
-  not applicable (the kernel does not do that) counts as 1x, one that is not computable is left
-  out; when none has a number the step has no prediction (``n/c``), and ``~`` marks a product
-  with some addressed criteria left out.  HOSTSYNC is the application's criterion.  Where several
-  kernels are selected (``A+B``) their predictions are combined by Amdahl over their durations:
-  ``sum(d) / sum(d / s)``.
-* ``overall``: the kernel's overall potential speedup (1/MEMTHR or 1/ARITHTHR), the
-  application's for ``span`` steps (none when no kernel of the application has an estimate).
+  form).  Several addressed criteria are combined by taking the largest: they describe one
+  change seen at several places (a coalescing fix is both L1 and L2 granularity, the same wasted
+  sectors counted twice), so their speedups do not multiply; the step buys at most what its most
+  limiting criterion promises.  A criterion that is not applicable (the kernel does not do that)
+  counts as 1x, one that is not computable is left out; when none has a number the step has no
+  prediction (``n/c``), and ``~`` marks a figure with some addressed criteria left out.
+  HOSTSYNC is the application's criterion.  Where several kernels are selected (``A+B``) their
+  predictions are combined by Amdahl over their durations: ``sum(d) / sum(d / s)``.
+* ``overall``: the kernel's overall potential speedup (1 / the larger of its DRAM and FLOP
+  fractions of peak, Decision P2), the application's for ``span`` steps (none when no kernel of
+  the application has an estimate).
 * ``rank``: where the first hint of an addressed criterion stands among the application's hints
   (hints of this kernel or application-level ones, from the analysis of the whole file) / among
   the kernel's own hints; ``-`` when there is no such hint.
@@ -80,7 +83,7 @@ def _analyse(path: str, launch_ids: tuple[int, ...] = ()) -> dict[str, Any]:
     from advisor.errors import AdvisorError
 
     try:
-        profile = pipeline.read([path])
+        profile = pipeline.read(path.split("|"))
     except ModuleNotFoundError as exc:
         raise Unscorable(f"needs the {exc.name} module") from exc
     except AdvisorError as exc:
@@ -98,8 +101,13 @@ def _analyse(path: str, launch_ids: tuple[int, ...] = ()) -> dict[str, Any]:
             rules=keep(profile.rules),
         )
     run = pipeline.analyse_profile(profile)
-    analysis = run.data
     device_error = run.device_note
+    gpu = MANIFEST_GPU.get(path.split("|")[0])
+    if device_error and gpu:
+        # the profile does not name its GPU (old ncu text output): the user would pass --device
+        run = pipeline.analyse_profile(profile, device=gpu)
+        device_error = f"{gpu} given as --device (MANIFEST): {device_error}"
+    analysis = run.data
     launches = profile.launches
     starts = [launches["start_ns"].to_numpy(dtype=float, na_value=np.nan)]
     ends = [starts[0] + launches["duration_ns"].to_numpy(dtype=float, na_value=np.nan)]
@@ -222,6 +230,7 @@ def _select(path: str, selector: str) -> list[Part]:
 
 
 def _duration(path: str, selector: str, scope: str) -> float:
+    path = path.split("|")[0]  # a metrics-only run merged for the analysis has no durations
     if scope == "span":
         span = _analyse(path)["span_ns"]
         if span is None or span <= 0:
@@ -277,14 +286,17 @@ def _nvidia(kernel: dict[str, Any], addressed: Sequence[str]) -> tuple[float | N
 
 def _rank(hints: Sequence[dict[str, Any]], addressed: Sequence[str], names: set[str]) -> int | None:
     for k, hint in enumerate(hints, start=1):
-        if hint["criterion"] in addressed and (hint["kernel"] is None or hint["kernel"] in names):
+        kernels = hint.get("kernels") or [hint["kernel"]]
+        if hint["criterion"] in addressed and (
+            hint["kernel"] is None or any(k_ in names for k_ in kernels)
+        ):
             return k
     return None
 
 
 def score(step: dict[str, str], families: Path, full: bool) -> Result:
     res = Result(step=step, full_metrics=full)
-    before = str(families / step["before"])
+    before = "|".join(str(families / part) for part in step["before"].split("|"))
     after = str(families / step["after"])
     addressed = [] if step["addressed"] == "none" else step["addressed"].split(",")
     scope = step["scope"]
@@ -325,7 +337,7 @@ def score(step: dict[str, str], families: Path, full: bool) -> Result:
         res.overall = _amdahl(overall) if len(overall) == len(kernels) else None
         per_kernel: list[tuple[float, float]] = []
         for d, kernel in zip(durations, kernels, strict=True):
-            product: float | None = None
+            best: float | None = None
             for c in addressed:
                 crit = app["HOSTSYNC"] if c == "HOSTSYNC" else kernel["criteria"][c]
                 res.criteria.setdefault(c, crit)
@@ -333,9 +345,9 @@ def score(step: dict[str, str], families: Path, full: bool) -> Result:
                 if s is None:
                     res.ours_partial = True
                     continue
-                product = s if product is None else product * s
-            if product is not None:
-                per_kernel.append((d, product))
+                best = s if best is None else max(best, s)
+            if best is not None:
+                per_kernel.append((d, best))
             est, fired = _nvidia(kernel, addressed)
             res.nvidia_rules += fired
             if est is not None and len(kernels) == 1:
@@ -459,6 +471,19 @@ def _full_metric_paths(families: Path) -> set[str]:
         }
 
 
+#: local_path -> the GPU the MANIFEST names, for profiles that do not name theirs
+MANIFEST_GPU: dict[str, str] = {}
+
+
+def read_manifest_gpus(families: Path) -> dict[str, str]:
+    """MANIFEST ``gpu`` per file (the name before `` (cc``), keyed by absolute path."""
+    out = {}
+    with (families / "MANIFEST.tsv").open(newline="") as fh:
+        for row in csv.DictReader(fh, delimiter="\t"):
+            out[str(families / row["local_path"])] = row["gpu"].split(" (cc")[0].strip()
+    return out
+
+
 def read_steps(path: Path) -> list[dict[str, str]]:
     with path.open(newline="") as fh:
         return list(csv.DictReader(fh, delimiter="\t"))
@@ -474,6 +499,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.families.is_dir():
         print(f"tuning families not found at {args.families}", file=sys.stderr)
         return 2
+    MANIFEST_GPU.update(read_manifest_gpus(args.families))
     steps = read_steps(args.steps)
     if args.quick:
         seen: set[str] = set()

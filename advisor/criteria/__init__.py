@@ -44,11 +44,14 @@ from advisor.criteria.engine.speedups import (
     AMDAHL,
     SPEEDUP_FORMS,
     amdahl_combine,
+    application_potential,
+    arithmetic_fraction_recipes,
     classify_bound,
     compute_fraction_recipes,
     dram_fraction_recipes,
     memory_fraction_recipes,
     overall_speedup,
+    potential_bound,
     weighted_by_f,
 )
 from advisor.profile import Profile
@@ -160,7 +163,7 @@ def _kernel(
         share_of_gpu_time=share,
         bound=bound,
         throughputs=throughputs,
-        potential_speedup=overall_speedup(bound, throughputs.memory_frac, throughputs.compute_frac),
+        potential_speedup=overall_speedup(throughputs.bound_frac),
         criteria=tuple(results),
         hints=rank(hints),
         ncu_rules=ncu_rules(rules.get(kernel.name)),
@@ -179,12 +182,18 @@ def _throughputs(kernel: KernelData, ctx: Context) -> Throughputs:
     compute_frac = (
         weighted_by_f(compute.raw, ctx, "F_ARITHThr") if isinstance(compute, Scored) else None
     )
+    flops = score(kernel, arithmetic_fraction_recipes(), ctx)
+    arithmetic = weighted_by_f(flops.raw, ctx, "F_ARITHThr") if isinstance(flops, Scored) else None
+    bound_frac, bound_method = potential_bound(dram_frac, arithmetic, memory, compute_frac)
     return Throughputs(
         memory_frac=memory,
         dram_frac=dram_frac,
         compute_frac=compute_frac,
         memory_method=method,
         compute_method=compute.recipe.label if isinstance(compute, Scored) else "",
+        arithmetic_frac=arithmetic,
+        bound_frac=bound_frac,
+        bound_method=bound_method,
     )
 
 
@@ -195,6 +204,10 @@ def _application(
     form: str,
 ) -> ApplicationAnalysis:
     parts = [(k.duration_ns, k.potential_speedup) for k in kernels if k.duration_ns is not None]
+    kernels_sp = (
+        amdahl_combine(parts) if any(sp is not None for _, sp in parts) else None
+    )  # n/a, not 1x, when no kernel has an estimate
+    potential, basis = application_potential(app_results["HOSTSYNC"].value, kernels_sp)
     app_hints = [
         h for r in app_results.values() if (h := hint_for(r, None, form, None)) is not None
     ]
@@ -204,9 +217,11 @@ def _application(
         kernels=len(kernels),
         launches=sum(k.launches for k in kernels),
         hostsync=app_results["HOSTSYNC"],
-        potential_speedup=amdahl_combine(parts) if parts else None,
+        potential_speedup=potential,
         kernels_without_estimate=sum(1 for k in kernels if k.potential_speedup is None),
         hints=rank(app_hints, by_application=True),
+        kernels_potential_speedup=kernels_sp,
+        potential_speedup_basis=basis,
     )
 
 

@@ -179,6 +179,16 @@ ACTIVITY_RECIPES: tuple[Recipe, ...] = (
         ),
         tools=("ncu",),
     ),
+    Recipe(
+        "achieved occupancy * SM active cycles / elapsed cycles (Speed Of Light)",
+        ("achieved_occupancy", "sm_cycles_active_avg", "elapsed_cycles"),
+        lambda v: (
+            min(1.0, v["achieved_occupancy"] * v["sm_cycles_active_avg"] / v["elapsed_cycles"])
+            if v["elapsed_cycles"] > 0
+            else None
+        ),
+        tools=("ncu",),
+    ),
 )
 
 
@@ -201,7 +211,8 @@ def evaluate(kernel: KernelData, ctx: Context) -> CriterionResult:
     if activity is None:
         notes = (
             "potential speedup needs the warp activity (achieved_occupancy and sm_efficiency, "
-            "or active_warps and elapsed_cycles_sm)",
+            "or active_warps and elapsed_cycles_sm, or achieved_occupancy, SM active cycles and "
+            "elapsed cycles)",
         )
     else:
         x = devicesync_fraction(1.0 - activity.raw, stall_sync)

@@ -8,6 +8,13 @@ Seed 002, section IV-C: ``DIVERGENCE = (#ExeInstructions / #PotExeInstructions) 
   ``warp_execution_efficiency``);
 * or the counters: ``thread_inst_executed / (32 * inst_executed)``.
 
+Decision V1 (docs/criteria.md): the predicated-on variants come first -- nvprof
+``warp_nonpred_execution_efficiency``, ncu
+``smsp__thread_inst_executed_pred_on_per_inst_executed.ratio`` / 32, or
+``not_predicated_off_thread_inst_executed / (32 * inst_executed)`` -- because a compiler turns short
+divergent branches into predicated instructions, whose predicated-off lanes do no work although
+the warp counts them as active.
+
 F_Divergence (Decision 5) is evaluated at the measured ratio; it is 1 without a measured device
 characterization.  Zero-denominator policy: a kernel that executed no instruction is n/a.
 Potential speedup: 1 / DIVERGENCE (seed 002, section V).
@@ -40,6 +47,25 @@ def executed_over_potential(thread_inst_executed: float, inst_executed: float) -
 
 
 RECIPES: tuple[Recipe, ...] = (
+    # Decision V1: threads predicated off are idle lanes too (compilers predicate short divergent
+    # branches instead of branching), so the predicated-on counts come first
+    Recipe(
+        "non-predicated warp execution efficiency (nvprof warp_nonpred_execution_efficiency, "
+        "ncu smsp__thread_inst_executed_pred_on_per_inst_executed.ratio / 32)",
+        ("warp_nonpred_execution_efficiency",),
+        lambda v: (
+            v["warp_nonpred_execution_efficiency"]
+            if v["warp_nonpred_execution_efficiency"] > 0
+            else None
+        ),
+    ),
+    Recipe(
+        "predicated-on thread_inst_executed / (32 * inst_executed)",
+        ("not_predicated_off_thread_inst_executed", "inst_executed"),
+        lambda v: executed_over_potential(
+            v["not_predicated_off_thread_inst_executed"], v["inst_executed"]
+        ),
+    ),
     Recipe(
         "warp execution efficiency (nvprof warp_execution_efficiency, "
         "ncu smsp__thread_inst_executed_per_inst_executed.ratio / 32)",
@@ -93,8 +119,11 @@ SPEC = CriterionSpec(
     short_label="diverg.",
     recipes=RECIPES,
     needs=Needs(
-        ncu_metrics=("smsp__thread_inst_executed_per_inst_executed.ratio",),
-        nvprof_metrics=("warp_execution_efficiency",),
+        ncu_metrics=(
+            "smsp__thread_inst_executed_pred_on_per_inst_executed.ratio",
+            "smsp__thread_inst_executed_per_inst_executed.ratio",
+        ),
+        nvprof_metrics=("warp_nonpred_execution_efficiency", "warp_execution_efficiency"),
     ),
     evaluate=evaluate,
 )

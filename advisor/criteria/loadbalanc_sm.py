@@ -5,17 +5,19 @@ Seed 002, section IV-E::
     LOADBALANC_SM = 1 - (max_SM ActiveCycles - AvgCycles) / max_SM ActiveCycles  (= avg / max)
 
 from ncu ``sm__cycles_active.max`` and ``.avg``.  nvprof has per-SM active cycles only with
-``--aggregate-mode off``, which this advisor does not read, so nvprof profiles leave it not
-computable.  Zero-denominator policy: no active SM cycle is n/a.
+``--aggregate-mode off``, which this advisor does not read; without them the value comes from the
+launch configuration (Decision G1, :func:`launch_balance`): a grid of fewer blocks than SMs, or a
+short last wave, leaves SMs idle in the same proportion.  Zero-denominator policy: no active SM
+cycle is n/a.
 Potential speedup: 1 / criterion (seed 002, section V).
 """
 
 from __future__ import annotations
 
 from advisor.criteria.engine.analysis import CriterionResult
-from advisor.criteria.engine.balance import evaluate_inverse
+from advisor.criteria.engine.balance import calculated_theoretical_warps, evaluate_inverse
 from advisor.criteria.engine.common import Context
-from advisor.criteria.engine.inputs import KernelData, Recipe
+from advisor.criteria.engine.inputs import KernelData, Recipe, Values
 from advisor.criteria.engine.spec import CriterionSpec, Needs
 
 NAME = "LOADBALANC_SM"
@@ -28,12 +30,49 @@ def sm_balance(max_active_cycles: float, avg_active_cycles: float) -> float | No
     return 1.0 - (max_active_cycles - avg_active_cycles) / max_active_cycles
 
 
+def launch_balance(blocks: float, sms: float, blocks_per_sm: float) -> float | None:
+    """Decision G1: avg / max SM busy time the launch configuration allows, blocks of equal
+    length dealt round robin: ``blocks mod SMs`` SMs get one block more, and an SM holding n
+    blocks is busy ``ceil(n / blocks_per_sm)`` rounds.  A grid of fewer blocks than SMs gives
+    blocks / SMs (the share of SMs with work); a short last wave gives its fill."""
+    if not (blocks >= 1 and sms >= 1 and blocks_per_sm >= 1):
+        return None
+    b, m, per = int(blocks), int(sms), int(blocks_per_sm)
+    k, r = divmod(b, m)
+
+    def rounds(n: int) -> int:
+        return -(-n // per)
+
+    longest = rounds(k + 1) if r else rounds(k)
+    mean = (r * rounds(k + 1) + (m - r) * rounds(k)) / m
+    return mean / longest if longest > 0 else None
+
+
+def _blocks_per_sm(v: Values) -> float | None:
+    warps = calculated_theoretical_warps(v)
+    per_block = -(-v["launch.block_threads"] // 32)
+    return warps / per_block if warps and per_block > 0 else None
+
+
+def _from_launch(v: Values) -> float | None:
+    per = _blocks_per_sm(v)
+    if per is None:
+        return None
+    return launch_balance(v["launch.grid_blocks"], v["device.sm_count"], per)
+
+
 RECIPES: tuple[Recipe, ...] = (
     Recipe(
         "1 - (max - avg) / max of sm__cycles_active",
         ("sm_cycles_active_max", "sm_cycles_active_avg"),
         lambda v: sm_balance(v["sm_cycles_active_max"], v["sm_cycles_active_avg"]),
         tools=("ncu",),
+    ),
+    Recipe(
+        "launch configuration: blocks dealt over the SMs (grid size, resident blocks per SM)",
+        ("launch.grid_blocks", "launch.block_threads", "device.sm_count"),
+        _from_launch,
+        note="from the launch configuration, blocks taken as equally long (Decision G1)",
     ),
 )
 

@@ -4,6 +4,7 @@ with the same escaping and CSP as the report (:mod:`advisor.render.report`)."""
 from __future__ import annotations
 
 from advisor.render import charts
+from advisor.render.display import shorten
 from advisor.render.report import (
     CSP,
     MARKDOWN_MAX_CHARS,
@@ -13,10 +14,90 @@ from advisor.render.report import (
     fmt_x,
     md_escape,
 )
-from advisor.report.compare import IMPROVED_MIN_DELTA, Comparison
+from advisor.report.compare import (
+    COMPARE_KERNELS,
+    IMPROVED_MIN_DELTA,
+    LEDGER_CHECK_NOTE,
+    Comparison,
+    PairCheck,
+)
+from advisor.validation import Summary
 
 #: kernels given a grouped criteria chart
 CHART_KERNELS = 10
+#: unmatched kernel names listed per version pair (the JSON lists them all)
+UNMATCHED_NAMES = 30
+#: the columns of the scored ledger's summary table, after "from → to" and "prediction"
+CHECK_SUMMARY_COLUMNS = (
+    "n",
+    "median error factor",
+    "within ±25 %",
+    "sign agreement",
+    "overall ≥ measured",
+)
+#: the columns of the scored ledger's kernel table, after "kernel" and "from → to"
+CHECK_KERNEL_COLUMNS = (
+    "measured",
+    "overall predicted",
+    "error factor",
+    "addressed criterion",
+    "predicted",
+    "error factor",
+)
+
+
+def fmt_factor(value: float | None) -> str:
+    """A speedup or error factor as ``1.24×``."""
+    return "n/a" if value is None else f"{value:.2f}×"
+
+
+def fmt_share(value: float | None) -> str:
+    """A share in [0, 1] as ``71 %``."""
+    return "n/a" if value is None else f"{100 * value:.0f} %"
+
+
+def summary_cells(summary: Summary, bounds: float | None, with_bounds: bool) -> list[str]:
+    """The :data:`CHECK_SUMMARY_COLUMNS` cells of one prediction's summary."""
+    sign = (
+        f"{summary.sign_agree}/{summary.sign_counted} ({fmt_share(summary.sign_share)})"
+        if summary.sign_counted
+        else "n/a"
+    )
+    return [
+        str(summary.n),
+        fmt_factor(summary.median_error_factor),
+        fmt_share(summary.within_25),
+        sign,
+        fmt_share(bounds) if with_bounds else "—",
+    ]
+
+
+def summary_rows(check: PairCheck) -> list[tuple[str, list[str]]]:
+    """(prediction, cells) for the overall and the addressed prediction of a version pair."""
+    return [
+        ("overall potential", summary_cells(check.overall, check.bounds_share, True)),
+        ("addressed criterion", summary_cells(check.addressed, None, False)),
+    ]
+
+
+def kernel_cells(check: PairCheck) -> list[tuple[str, str, list[str]]]:
+    """(full name, display name, :data:`CHECK_KERNEL_COLUMNS` cells) of the first
+    :data:`COMPARE_KERNELS` matched kernels of a version pair."""
+    return [
+        (
+            k.kernel,
+            k.display_name,
+            [
+                fmt_factor(k.measured_speedup),
+                fmt_factor(k.overall_predicted),
+                fmt_factor(k.overall_error),
+                k.addressed or "none",
+                fmt_factor(k.addressed_predicted),
+                fmt_factor(k.addressed_error),
+            ],
+        )
+        for k in check.kernels[:COMPARE_KERNELS]
+    ]
 
 
 def html(comparison: Comparison) -> str:
@@ -29,8 +110,16 @@ def html(comparison: Comparison) -> str:
             c=comparison,
             csp=CSP,
             improved_min=IMPROVED_MIN_DELTA,
+            kernels_shown=comparison.kernels[:COMPARE_KERNELS],
             charts_shown=len(shown),
             charts=[charts.grouped_criteria_chart(t.criteria, names) for t in shown],
+            check_note=LEDGER_CHECK_NOTE,
+            summary_columns=CHECK_SUMMARY_COLUMNS,
+            kernel_columns=CHECK_KERNEL_COLUMNS,
+            summary_rows=summary_rows,
+            kernel_cells=kernel_cells,
+            compare_kernels=COMPARE_KERNELS,
+            unmatched_names=UNMATCHED_NAMES,
         )
     )
 
@@ -54,12 +143,14 @@ def markdown(comparison: Comparison) -> str:
         "| kernel | " + " | ".join(names) + " |",
         "|---|" + "---:|" * len(names),
     ]
-    for t in comparison.kernels:
+    for t in comparison.kernels[:COMPARE_KERNELS]:
         cells = [
             f"{fmt_ms(d)} ({fmt_x(s)})" if s is not None else fmt_ms(d)
             for d, s in zip(t.durations_ns, t.speedup_vs_previous, strict=True)
         ]
         lines.append(f"| {md_escape(t.display_name)} | " + " | ".join(cells) + " |")
+    if comparison.kernels_not_shown:
+        lines += ["", f"{comparison.kernels_not_shown} more kernels are in the JSON output."]
     if comparison.ledger:
         lines += [
             "",
@@ -74,4 +165,59 @@ def markdown(comparison: Comparison) -> str:
             f"{fmt_x(e.predicted_speedup)} | {fmt_x(e.measured_speedup)} |"
             for e in comparison.ledger
         ]
+    if comparison.checks:
+        lines += _md_checks(comparison.checks)
     return ("\n".join(lines) + "\n")[:MARKDOWN_MAX_CHARS]
+
+
+def _md_checks(checks: tuple[PairCheck, ...]) -> list[str]:
+    lines = [
+        "",
+        "### Predictions against measured speedups",
+        "",
+        md_escape(LEDGER_CHECK_NOTE),
+        "",
+        "| from → to | prediction | " + " | ".join(CHECK_SUMMARY_COLUMNS) + " |",
+        "|---|---|" + "---:|" * len(CHECK_SUMMARY_COLUMNS),
+    ]
+    for check in checks:
+        pair = f"{md_escape(check.from_version)} → {md_escape(check.to_version)}"
+        lines += [
+            f"| {pair} | {label} | " + " | ".join(cells) + " |"
+            for label, cells in summary_rows(check)
+        ]
+    lines += [
+        "",
+        "| kernel | from → to | " + " | ".join(CHECK_KERNEL_COLUMNS) + " |",
+        "|---|---|---:|---:|---:|---|---:|---:|",
+    ]
+    for check in checks:
+        pair = f"{md_escape(check.from_version)} → {md_escape(check.to_version)}"
+        lines += [
+            f"| {md_escape(display)} | {pair} | " + " | ".join(cells) + " |"
+            for _, display, cells in kernel_cells(check)
+        ]
+    notes = []
+    for check in checks:
+        pair = f"{md_escape(check.from_version)} → {md_escape(check.to_version)}"
+        more = len(check.kernels) - COMPARE_KERNELS
+        if more > 0:
+            notes.append(f"{pair}: {more} more matched kernels are in the JSON output.")
+        for version, only in (
+            (check.from_version, check.only_in_from),
+            (check.to_version, check.only_in_to),
+        ):
+            if only:
+                notes.append(
+                    f"{pair}: unmatched, only in {md_escape(version)} ({len(only)}): "
+                    + _md_names(only)
+                )
+    if notes:
+        lines += ["", *(f"- {n}" for n in notes)]
+    return lines
+
+
+def _md_names(names: tuple[str, ...]) -> str:
+    text = ", ".join(md_escape(shorten(n)) for n in names[:UNMATCHED_NAMES])
+    more = len(names) - UNMATCHED_NAMES
+    return text + (f" and {more} more (JSON output)" if more > 0 else "")

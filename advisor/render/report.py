@@ -19,6 +19,7 @@ import jinja2
 from markupsafe import Markup
 
 from advisor.criteria import SPECS
+from advisor.criteria.engine.hints import MIN_SHARE_OF_GPU_TIME
 from advisor.render import charts
 from advisor.render.display import shorten
 from advisor.render.templating import html_environment
@@ -56,6 +57,7 @@ def html(report: Report) -> str:
     return template.render(
         report=report,
         csp=CSP,
+        min_share=MIN_SHARE_OF_GPU_TIME,
         criteria_charts=charts_by_rank,
         short_names=CRITERIA_SHORT,
         roofline_chart=(
@@ -209,11 +211,11 @@ def _md_summary(report: Report) -> str:
     if not s.top_hints:
         lines.append("No criterion below its threshold.")
     for i, h in enumerate(s.top_hints, start=1):
-        where = f"**{md_escape(h.kernel_display)}**: " if h.kernel_display else ""
+        where = f"**{md_escape(h.where)}**: " if h.where else ""
         lines.append(
-            f"{i}. {where}{md_escape(h.title)} — {h.criterion} = {fmt_num(h.value)} "
+            f"{i}. {where}{md_escape(h.title)} — {h.criterion} = {h.value_text} "
             f"(threshold {fmt_num(h.threshold)}), potential speedup {fmt_x(h.potential_speedup)}"
-            f", on the whole GPU time {fmt_x(h.application_speedup)}"
+            f" ({md_escape(h.nvidia_text)}), on the whole GPU time {fmt_x(h.application_speedup)}"
         )
         if h.actions:
             lines.append(f"   - {md_escape(h.actions[0])}")

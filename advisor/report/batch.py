@@ -231,7 +231,11 @@ def _entry(job: Job, data: Mapping[str, Any], failed: tuple[str, ...], note: str
 
 
 def _hint_text(hint: Mapping[str, Any]) -> str:
-    where = f"{shorten(hint['kernel'])}: " if hint.get("kernel") else ""
+    count = hint.get("kernel_count") or 0
+    if count > 1:
+        where = f"{count} kernels ({shorten(hint['kernel'])}, …): "
+    else:
+        where = f"{shorten(hint['kernel'])}: " if hint.get("kernel") else ""
     value = hint.get("value")
     shown = "n/a" if value is None else f"{value:.2f}"
     return f"{where}{hint['title']} [{hint['criterion']} = {shown}]"

@@ -8,6 +8,13 @@ bounded: the :data:`DETAIL_KERNELS` kernels with the largest share of GPU time a
 the next
 :data:`TABLE_KERNELS` in one table, the rest only counted; the timeline
 (:mod:`advisor.report.timeline`) keeps a bounded number of intervals.
+
+Hints: the summary lists the application's hints as the engine ranks them
+(:func:`advisor.criteria.engine.hints.rank`: one entry per criterion with the kernels that share
+it, their combined share of GPU time and Amdahl gain; kernels under 1 % of the GPU time last);
+each kernel section keeps that kernel's own hints.  Beside every potential speedup of a criterion
+or hint stands NVIDIA Nsight Compute's estimate for the same bottleneck when the profile has one
+(:mod:`advisor.report.nvidia`), in the same unit (x).
 """
 
 from __future__ import annotations
@@ -19,10 +26,11 @@ from typing import Any
 
 from advisor.criteria import CRITERIA
 from advisor.criteria.engine.analysis import Analysis, to_json
-from advisor.criteria.engine.hints import THRESHOLDS
+from advisor.criteria.engine.hints import THRESHOLDS, kernels_of
 from advisor.errors import InputError, UsageError
 from advisor.profile import Profile
 from advisor.render.display import shorten
+from advisor.report.nvidia import NvidiaEstimate, combined, estimate
 from advisor.report.predictions import (
     ModelInputs,
     Predictions,
@@ -38,6 +46,8 @@ DETAIL_KERNELS = 20
 TABLE_KERNELS = 200
 #: hints listed in the summary, in the engine's ranking order
 SUMMARY_HINTS = 5
+#: kernel names written out in a grouped hint's sentence (the rest are counted)
+GROUP_NAMES_SHOWN = 5
 
 
 @dataclass(frozen=True)
@@ -55,6 +65,7 @@ class CriterionView:
     missing: tuple[str, ...]
     collect: tuple[tuple[str, str], ...]  # (profiler, command line that collects the inputs)
     notes: tuple[str, ...]
+    nvidia: NvidiaEstimate | None = None  # Nsight Compute's estimate for the same bottleneck
 
 
 @dataclass(frozen=True)
@@ -72,17 +83,61 @@ class HintView:
     evidence: tuple[tuple[str, float | None], ...]
     actions: tuple[str, ...]
     method: str
+    #: every kernel the hint concerns (one for a kernel's hint, several for an application
+    #: entry that groups a criterion several kernels share; none for HOSTSYNC), best gain first
+    kernels: tuple[str, ...] = ()
+    kernels_display: tuple[str, ...] = ()
+    share_of_gpu_time: float | None = None  # the kernels' combined share (None: application)
+    value_min: float | None = None  # the criterion's lowest and highest value over the kernels
+    value_max: float | None = None
+    nvidia: NvidiaEstimate | None = None  # Nsight Compute's estimate (combined for a group)
+
+    @property
+    def kernel_count(self) -> int:
+        return len(self.kernels)
+
+    @property
+    def grouped(self) -> bool:
+        return len(self.kernels) > 1
+
+    @property
+    def value_text(self) -> str:
+        """The criterion's value, or its range over a group's kernels (``0.03–0.06``)."""
+        low, high = self.value_min, self.value_max
+        if self.grouped and low is not None and high is not None and _num(low) != _num(high):
+            return f"{_num(low)}–{_num(high)}"
+        return _num(self.value)
+
+    @property
+    def where(self) -> str:
+        """Which kernels: the name of one; count, combined share and names of a group."""
+        if self.grouped:
+            names = ", ".join(self.kernels_display[:GROUP_NAMES_SHOWN])
+            rest = len(self.kernels) - GROUP_NAMES_SHOWN
+            more = f" and {rest} more" if rest > 0 else ""
+            share = (
+                f", {_pct(self.share_of_gpu_time)} of GPU time"
+                if self.share_of_gpu_time is not None
+                else ""
+            )
+            return f"{len(self.kernels)} kernels ({names}{more}{share})"
+        return self.kernel_display or ""
+
+    @property
+    def nvidia_text(self) -> str:
+        """``NVIDIA: 1.96x (SharedMemoryConflicts)``, or ``NVIDIA: —`` without an estimate."""
+        return f"NVIDIA: {self.nvidia.label if self.nvidia else '—'}"
 
     @property
     def sentence(self) -> str:
         """The hint in one line of plain words."""
-        where = f"{self.kernel_display}: " if self.kernel_display else ""
+        where = f"{self.where}: " if self.where else ""
         gain = (
             f" (up to {self.application_speedup:.2f}x on the whole GPU time)"
             if self.application_speedup is not None
             else ""
         )
-        return f"{where}{self.title} [{self.criterion} = {_num(self.value)}]{gain}"
+        return f"{where}{self.title} [{self.criterion} = {self.value_text}]{gain}"
 
 
 @dataclass(frozen=True)
@@ -194,7 +249,11 @@ def build(
     rows = [_row(i + 1, k) for i, k in enumerate(kernels)]
     shown = rows[: detail_kernels + table_kernels]
     details = tuple(_detail(r, k) for r, k in zip(rows[:detail_kernels], kernels, strict=False))
-    hints = [_hint(h, _method(data, h)) for h in app["hints"]]
+    by_name = {k["name"]: k for k in kernels}
+    hints = [
+        _app_hint(h, kernels_of(obj), data, by_name)
+        for h, obj in zip(app["hints"], analysis.application.hints, strict=True)
+    ]
     summary = Summary(
         potential_speedup=app["potential_speedup"],
         gpu_time_ns=app["gpu_time_ns"],
@@ -254,14 +313,27 @@ def _detail(row: KernelRow, k: Mapping[str, Any]) -> KernelDetail:
         row=row,
         memory_frac=k["throughputs"]["memory_frac"],
         compute_frac=k["throughputs"]["compute_frac"],
-        criteria=tuple(_criterion(c, crit[c]) for c in CRITERIA if c in crit),
-        hints=tuple(_hint(h, methods.get(h["criterion"], "")) for h in k["hints"]),
+        criteria=tuple(
+            _criterion(c, crit[c], estimate(k["ncu_rules"], c)) for c in CRITERIA if c in crit
+        ),
+        hints=tuple(
+            _hint(
+                h,
+                methods.get(h["criterion"], ""),
+                kernels=(k["name"],),
+                share=k["share_of_gpu_time"],
+                nvidia=estimate(k["ncu_rules"], h["criterion"]),
+            )
+            for h in k["hints"]
+        ),
         rules=tuple(_rule(r) for r in k["ncu_rules"]),
         notes=tuple(k["notes"]),
     )
 
 
-def _criterion(name: str, c: Mapping[str, Any]) -> CriterionView:
+def _criterion(
+    name: str, c: Mapping[str, Any], nvidia: NvidiaEstimate | None = None
+) -> CriterionView:
     threshold = THRESHOLDS.get(name)
     value = c["value"]
     return CriterionView(
@@ -276,11 +348,54 @@ def _criterion(name: str, c: Mapping[str, Any]) -> CriterionView:
         missing=tuple(c["missing"]),
         collect=tuple(sorted(c["collect"].items())),
         notes=tuple(c["notes"]),
+        nvidia=nvidia,
     )
 
 
-def _hint(h: Mapping[str, Any], method: str) -> HintView:
+def _app_hint(
+    h: Mapping[str, Any],
+    engine_kernels: tuple[str, ...],
+    data: Mapping[str, Any],
+    by_name: Mapping[str, Mapping[str, Any]],
+) -> HintView:
+    """One entry of the application's hints: its kernels (the JSON's ``kernels`` of a grouped
+    entry, else the engine's hint's), their combined share, the criterion's range over them and
+    NVIDIA's estimates combined over them the way the advisor combines its own."""
+    names = tuple(h.get("kernels") or engine_kernels)
+    if h["kernel"] is None or not names:
+        return _hint(h, _method(data, h))
+    members = [by_name[n] for n in names if n in by_name]
+    shares = [m["share_of_gpu_time"] for m in members]
+    values = [
+        own["value"]
+        for m in members
+        for own in m["hints"]
+        if own["criterion"] == h["criterion"] and own["value"] is not None
+    ]
+    nvidia = combined(
+        [(m["share_of_gpu_time"], estimate(m["ncu_rules"], h["criterion"])) for m in members]
+    )
+    known = [s for s in shares if s is not None]
+    return _hint(
+        h,
+        _method(data, h),
+        kernels=names,
+        share=sum(known) if known and len(known) == len(names) else None,
+        values=values,
+        nvidia=nvidia,
+    )
+
+
+def _hint(
+    h: Mapping[str, Any],
+    method: str,
+    kernels: tuple[str, ...] = (),
+    share: float | None = None,
+    values: list[float] | None = None,
+    nvidia: NvidiaEstimate | None = None,
+) -> HintView:
     kernel = h["kernel"]
+    values = values or ([] if h["value"] is None else [h["value"]])
     return HintView(
         criterion=h["criterion"],
         kernel=kernel,
@@ -293,6 +408,12 @@ def _hint(h: Mapping[str, Any], method: str) -> HintView:
         evidence=tuple(sorted(h["evidence"].items())),
         actions=tuple(h["actions"]),
         method=method,
+        kernels=kernels,
+        kernels_display=tuple(shorten(k) for k in kernels),
+        share_of_gpu_time=share,
+        value_min=min(values) if values else None,
+        value_max=max(values) if values else None,
+        nvidia=nvidia,
     )
 
 
@@ -376,3 +497,10 @@ def _device_notes(device: Mapping[str, Any]) -> list[str]:
 
 def _num(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
+
+
+def _pct(value: float | None) -> str:
+    """A share as a percentage; two significant digits under 0.1 % (``0.0071%``), not 0.0 %."""
+    if value is None:
+        return "n/a"
+    return f"{100 * value:.2g}%" if 0 < value < 0.001 else f"{100 * value:.1f}%"

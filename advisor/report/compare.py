@@ -13,6 +13,18 @@ version has no duration there (None), so no speedup either.
 A version may also be a saved ``report --json`` analysis (:func:`read_analysis`, detected by
 content): it is used as it is, with the criteria's potential speedups taken in the comparison's
 speedup form (the JSON holds both forms), so profiles and saved analyses can be mixed.
+
+The ledger is also scored as ``benchmarks/speedup_validation.py`` scores tuning steps, with the
+same functions (:mod:`advisor.validation`): every pair of consecutive versions is a set of steps,
+one per kernel found in both (:class:`PairCheck`).  For each such kernel the earlier version's
+*overall* potential speedup and the potential speedup of the *addressed* criterion are set
+against the measured speedup (error factor per kernel; n, median error factor, share within
++-25 %, sign agreement and Spearman's rho per pair; the bounds share, overall >= measured, for
+the overall prediction).  The comparison does not know what was changed between two versions,
+so the addressed criterion is inferred from the data: the criterion whose value rose most (by
+at least :data:`IMPROVED_MIN_DELTA`; the first in paper order on a tie); a kernel with no such
+rise has no addressed prediction.  Kernels found in only one version of a pair are listed as
+unmatched.
 """
 
 from __future__ import annotations
@@ -23,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from advisor import jsonfile
+from advisor import jsonfile, validation
 from advisor.criteria import CRITERIA
 from advisor.errors import MalformedInput, UsageError
 from advisor.render.display import shorten
@@ -73,11 +85,41 @@ class LedgerEntry:
 
 
 @dataclass(frozen=True)
+class KernelCheck:
+    """One kernel found in both versions of a pair, scored as a benchmark step."""
+
+    kernel: str
+    display_name: str
+    measured_speedup: float | None  # duration(earlier) / duration(later)
+    overall_predicted: float | None  # the earlier version's overall potential speedup
+    overall_error: float | None  # validation.error_factor(overall_predicted, measured)
+    addressed: str | None  # the criterion whose value rose most (None: no criterion rose)
+    addressed_rise: float | None  # its value in the later version minus the earlier one
+    addressed_predicted: float | None  # the earlier version's potential speedup of it
+    addressed_error: float | None  # validation.error_factor(addressed_predicted, measured)
+
+
+@dataclass(frozen=True)
+class PairCheck:
+    """The ledger of two consecutive versions scored with :mod:`advisor.validation`."""
+
+    from_version: str
+    to_version: str
+    kernels: tuple[KernelCheck, ...]  # the matched kernels, longest (first version) first
+    overall: validation.Summary  # summarize((overall_predicted, measured) per kernel)
+    addressed: validation.Summary  # the same over the kernels with an addressed criterion
+    bounds_share: float | None  # validation.bounds_share over the scored overall pairs
+    only_in_from: tuple[str, ...]  # unmatched kernels: in the earlier version only
+    only_in_to: tuple[str, ...]  # ... in the later version only
+
+
+@dataclass(frozen=True)
 class Comparison:
     versions: tuple[VersionSummary, ...]
-    kernels: tuple[KernelTrack, ...]
+    kernels: tuple[KernelTrack, ...]  # every kernel; the HTML and Markdown show the first 30
     kernels_not_shown: int
     ledger: tuple[LedgerEntry, ...]
+    checks: tuple[PairCheck, ...] = ()  # one per pair of consecutive versions
 
 
 def parse_version(text: str) -> tuple[str, list[str]]:
@@ -171,8 +213,9 @@ def compare(versions: Sequence[tuple[str, Sequence[str], Mapping[str, Any]]]) ->
         for name, k in kernels.items():
             order.setdefault(name, -(k["duration_ns"] or 0.0))
     ranked = sorted(order, key=lambda n: (order[n], n))
-    tracks = tuple(_track(n, by_kernel) for n in ranked[:COMPARE_KERNELS])
+    tracks = tuple(_track(n, by_kernel) for n in ranked)
     ledger = tuple(e for n in ranked for e in _ledger(n, names, by_kernel))
+    checks = tuple(_check_pair(i, ranked, names, by_kernel) for i in range(1, len(names)))
     summaries = tuple(
         VersionSummary(
             name=name,
@@ -183,7 +226,7 @@ def compare(versions: Sequence[tuple[str, Sequence[str], Mapping[str, Any]]]) ->
         )
         for name, files, data in versions
     )
-    return Comparison(summaries, tracks, max(0, len(ranked) - COMPARE_KERNELS), ledger)
+    return Comparison(summaries, tracks, max(0, len(ranked) - COMPARE_KERNELS), ledger, checks)
 
 
 def regressions(comparison: Comparison, max_regression_pct: float) -> list[str]:
@@ -238,6 +281,56 @@ def to_json(comparison: Comparison) -> dict[str, Any]:
             }
             for e in comparison.ledger
         ],
+        "prediction_ledger_note": LEDGER_CHECK_NOTE,
+        "prediction_ledger_pairs": [_check_json(p) for p in comparison.checks],
+    }
+
+
+#: what :class:`PairCheck` scores, for the JSON and the HTML/Markdown
+LEDGER_CHECK_NOTE = (
+    "Scored with advisor.validation, as benchmarks/speedup_validation.py scores tuning steps: "
+    "one step per kernel found in both versions, measured speedup = earlier duration / later "
+    "duration. 'overall' is the earlier version's overall potential speedup of the kernel; "
+    "'addressed' is the potential speedup of the addressed criterion, which compare infers from "
+    "the data (it does not know the change): the criterion whose value rose most, by at least "
+    f"{IMPROVED_MIN_DELTA:g}. Error factor = exp(|ln(predicted / measured)|); bounds share = "
+    "share of kernels with overall >= measured."
+)
+
+
+def _summary_json(s: validation.Summary) -> dict[str, Any]:
+    return {
+        "n": s.n,
+        "median_error_factor": s.median_error_factor,
+        "within_25": s.within_25,
+        "sign_agree": s.sign_agree,
+        "sign_counted": s.sign_counted,
+        "sign_share": s.sign_share,
+        "spearman": s.spearman,
+        "dropped": s.dropped,
+    }
+
+
+def _check_json(p: PairCheck) -> dict[str, Any]:
+    return {
+        "from": p.from_version,
+        "to": p.to_version,
+        "overall": {**_summary_json(p.overall), "bounds_share": p.bounds_share},
+        "addressed": _summary_json(p.addressed),
+        "kernels": [
+            {
+                "kernel": k.kernel,
+                "measured_speedup": k.measured_speedup,
+                "overall_predicted": k.overall_predicted,
+                "overall_error_factor": k.overall_error,
+                "addressed_criterion": k.addressed,
+                "addressed_rise": k.addressed_rise,
+                "addressed_predicted": k.addressed_predicted,
+                "addressed_error_factor": k.addressed_error,
+            }
+            for k in p.kernels
+        ],
+        "unmatched": {"only_in_from": list(p.only_in_from), "only_in_to": list(p.only_in_to)},
     }
 
 
@@ -282,6 +375,76 @@ def _ledger(
                     )
                 )
     return out
+
+
+def _check_pair(
+    i: int, ranked: list[str], names: list[str], by_kernel: list[dict[str, Mapping[str, Any]]]
+) -> PairCheck:
+    """Versions ``i - 1`` and ``i`` scored as benchmark steps, one per kernel in both."""
+    before, after = by_kernel[i - 1], by_kernel[i]
+    kernels = tuple(
+        _check_kernel(n, before[n], after[n]) for n in ranked if n in before and n in after
+    )
+    # the overall pairs summarize keeps (both sides positive and finite) bound the bounds share
+    bounded = [
+        (k.overall_predicted, k.measured_speedup)
+        for k in kernels
+        if k.overall_error is not None
+        and k.overall_predicted is not None
+        and k.measured_speedup is not None
+    ]
+    return PairCheck(
+        from_version=names[i - 1],
+        to_version=names[i],
+        kernels=kernels,
+        overall=validation.summarize((k.overall_predicted, k.measured_speedup) for k in kernels),
+        addressed=validation.summarize(
+            (k.addressed_predicted, k.measured_speedup) for k in kernels if k.addressed is not None
+        ),
+        bounds_share=validation.bounds_share([p for p, _ in bounded], [m for _, m in bounded]),
+        only_in_from=tuple(n for n in ranked if n in before and n not in after),
+        only_in_to=tuple(n for n in ranked if n in after and n not in before),
+    )
+
+
+def _check_kernel(name: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> KernelCheck:
+    measured = _ratio(before["duration_ns"], after["duration_ns"])
+    overall = _speedup(before.get("potential_speedup"))
+    addressed: str | None = None
+    rise = 0.0
+    for c in CRITERIA:
+        v0, v1 = _value(before, c), _value(after, c)
+        if v0 is not None and v1 is not None and v1 - v0 >= IMPROVED_MIN_DELTA and v1 - v0 > rise:
+            addressed, rise = c, v1 - v0
+    predicted = (
+        None if addressed is None else _speedup(before["criteria"][addressed]["potential_speedup"])
+    )
+    return KernelCheck(
+        kernel=name,
+        display_name=shorten(name),
+        measured_speedup=measured,
+        overall_predicted=overall,
+        overall_error=_error(overall, measured),
+        addressed=addressed,
+        addressed_rise=None if addressed is None else rise,
+        addressed_predicted=predicted,
+        addressed_error=_error(predicted, measured),
+    )
+
+
+def _speedup(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _error(predicted: float | None, measured: float | None) -> float | None:
+    """:func:`advisor.validation.error_factor`, None where a side is missing or not positive
+    and finite (the pairs :func:`advisor.validation.summarize` drops)."""
+    if predicted is None or measured is None:
+        return None
+    try:
+        return validation.error_factor(predicted, measured)
+    except ValueError:
+        return None
 
 
 def _value(kernel: Mapping[str, Any] | None, criterion: str) -> float | None:

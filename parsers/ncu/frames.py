@@ -3,7 +3,8 @@
 Whatever the layout (details page, raw page), a launch's duration, registers and shared memory
 are metrics of that launch: ``gpu_time_duration`` (``Duration`` or ``gpu__time_duration.sum``),
 ``registers_per_thread``, ``static/dynamic_shared_bytes_per_block``; grid and block come from
-the printed ``Grid Size``/``Block Size`` tuples (2023+) or the ``launch__grid_dim_x``... metrics;
+the printed ``Grid Size``/``Block Size`` tuples (2023+) or the ``launch__grid_dim_x``... metrics,
+else from the scalar ``Grid Size``/``Block Size`` rows of Launch Statistics as (total, 1, 1);
 device facts from the ``device__attribute_*`` metrics of the raw page (FORMATS.md §2.3), the
 memory bandwidth computed as for reports (2 x memory clock x bus width / 8).
 """
@@ -28,6 +29,9 @@ _FROM_METRICS = {
     "static_shared_bytes": "static_shared_bytes_per_block",
     "dynamic_shared_bytes": "dynamic_shared_bytes_per_block",
 }
+#: grid / block -> the canonical metric of its total size (the scalar ``Grid Size`` and
+#: ``Block Size`` rows of Launch Statistics before 2023), used when no dimensions are printed
+_TOTALS = {"grid": "grid_size", "block": "block_size"}
 #: launches column <- (printed identification column, raw-page metric)
 _ID_COLUMNS = {
     "context": ("Context", "launch__context_id"),
@@ -101,7 +105,7 @@ def launch_rows(ids: pd.DataFrame, metrics: pd.DataFrame | Facts) -> pd.DataFram
     ids = ids.reset_index(drop=True)
     n = len(ids)
     by_tool = first_values(metrics, "tool_metric", LAUNCH_TOOL_METRICS, n)
-    by_metric = first_values(metrics, "metric", _FROM_METRICS.values(), n)
+    by_metric = first_values(metrics, "metric", (*_FROM_METRICS.values(), *_TOTALS.values()), n)
     out = pd.DataFrame({"launch_id": np.arange(n, dtype="int64")})
     out["name"] = ids["Kernel Name"].astype(object) if "Kernel Name" in ids else None
     out["device_id"] = device_ids(ids).fillna(int_or_na(by_tool["launch__device_id"]))
@@ -116,6 +120,11 @@ def launch_rows(ids: pd.DataFrame, metrics: pd.DataFrame | Facts) -> pd.DataFram
         for axis, name in enumerate("xyz"):
             values = pd.Series([d[axis] if d else np.nan for d in dims], dtype=float)
             values = values.fillna(by_tool[f"launch__{prefix}_dim_{name}"])
+            if name == "x":  # older versions print the total only: (total, 1, 1)
+                values = values.fillna(by_metric[_TOTALS[prefix]])
+            else:
+                total_only = by_metric[_TOTALS[prefix]].notna() & out[f"{prefix}_x"].notna()
+                values = values.where(values.notna() | ~total_only, 1.0)
             out[f"{prefix}_{name}"] = int_or_na(values)
     for column, metric in _FROM_METRICS.items():
         out[column] = by_metric[metric].to_numpy()

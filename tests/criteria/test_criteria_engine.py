@@ -184,9 +184,23 @@ def test_loadbalance_sm_nvprof_says_why() -> None:
     assert c.status == NOT_COMPUTABLE
     assert any("aggregate-mode off" in n for n in c.notes)
     assert c.collect["nvprof"].startswith("not available")
-    assert c.missing == ("sm_cycles_active_max", "sm_cycles_active_avg")
-    assert c.missing_tool_metrics["ncu"] == ("sm__cycles_active.max", "sm__cycles_active.avg")
+    # without a launch configuration either, the closest recipe is the launch-based one
+    assert set(c.missing) == {"launch.grid_blocks", "launch.block_threads", "device.sm_count"}
     assert "sm__cycles_active.max" in c.collect["ncu"]
+
+
+def test_loadbalance_sm_from_the_launch_configuration() -> None:
+    # Decision G1 on an 80-SM device of cc 7.0 (64 warps per SM: eight 256-thread blocks fit):
+    # 90 blocks: 10 SMs get 2, 70 get 1, all in one round -> avg / max = 1;
+    # 20 blocks: 20 of 80 SMs busy -> 0.25, speedup 4x
+    for blocks, expected in ((90, 1.0), (20, 0.25)):
+        dims = {"grid_x": blocks, "grid_y": 1, "grid_z": 1, "block_x": 256, "block_y": 1}
+        row = launch(0, 1000.0, **dims, block_z=1)
+        p = make_profile([row], [], profiler="nvprof")
+        c = criterion(evaluate(p, DEVICE), "LOADBALANC_SM")
+        assert c.status == COMPUTED and c.value == pytest.approx(expected)
+        assert c.speedups.amdahl == pytest.approx(1 / expected)
+        assert c.method.startswith("launch configuration")
 
 
 def test_l1_and_l2_granularity_from_ncu_bytes() -> None:

@@ -26,6 +26,7 @@ from advisor.criteria.engine.occupancy import (
 from advisor.criteria.engine.speedups import (
     amdahl_combine,
     application_gain,
+    application_potential,
     classify_bound,
     devicesync_fraction,
     devicesync_speedup_amdahl,
@@ -33,6 +34,7 @@ from advisor.criteria.engine.speedups import (
     level_speedup_amdahl,
     level_speedup_paper,
     overall_speedup,
+    potential_bound,
 )
 from advisor.criteria.throughput_occupancy import throughput_occupancy
 
@@ -238,10 +240,20 @@ def test_bound_classification() -> None:
 
 def test_overall_speedup() -> None:
     # memory-bound at 80 % of peak: 1 / 0.8 = 1.25; latency-bound 0.5 / 0.4: 1 / 0.5 = 2
-    assert overall_speedup("memory", 0.8, 0.3) == pytest.approx(1.25)
-    assert overall_speedup("compute", 0.3, 0.8) == pytest.approx(1.25)
-    assert overall_speedup("latency", 0.5, 0.4) == pytest.approx(2.0)
-    assert overall_speedup(None, 0.5, 0.4) is None
+    assert overall_speedup(0.8) == pytest.approx(1.25)
+    assert overall_speedup(0.5) == pytest.approx(2.0)
+    assert overall_speedup(None) is None and overall_speedup(0.0) is None
+    # Decision P2: the roofline fractions bound the potential, the busiest unit only without them
+    roofline = "roofline: max(DRAM, FLOP) fraction of peak"
+    assert potential_bound(0.3, 0.1, 0.97, 0.8) == (0.3, roofline)
+    assert potential_bound(None, 0.4, 0.97, 0.8)[0] == 0.4
+    assert potential_bound(None, None, 0.97, 0.8)[0] == 0.97
+    assert potential_bound(None, None, None, None) == (None, "")
+    # Decision A1: 1 / HOSTSYNC x the kernels' Amdahl; n/a when neither is known
+    assert application_potential(0.5, 1.5)[0] == pytest.approx(3.0)
+    assert application_potential(None, 1.5)[0] == pytest.approx(1.5)
+    assert application_potential(0.5, None)[0] == pytest.approx(2.0)
+    assert application_potential(None, None)[0] is None
 
 
 def test_application_amdahl_never_multiplies() -> None:

@@ -351,7 +351,9 @@ def test_details_2019_header(tmp_path: Path) -> None:
     assert pd.isna(launches["registers_per_thread"][1])  # "n/a"
     assert launches["static_shared_bytes"][0] == pytest.approx(8190.0)  # 8.19 Kbyte/block
     # no launch-shape columns in this era, no Device column; Kernel Time is not a start time
-    assert launches[["grid_x", "block_x", "device_id"]].isna().all().all()
+    # the scalar Block Size row of this version is the block's total: (256, 1, 1)
+    assert launches["block_x"][0] == 256 and launches["block_y"][0] == 1
+    assert launches[["grid_x", "device_id"]].isna().all().all() and pd.isna(launches["block_x"][1])
     assert launches["start_ns"].isna().all()
     assert len(profile.devices) == 0
     m = profile.metrics.set_index("tool_metric")

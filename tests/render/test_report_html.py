@@ -334,8 +334,13 @@ def test_fail_if_gates(samples: Path, tmp_path: Path) -> None:
     ok = CliRunner().invoke(main, ["report", *files, "--json", js, "--fail-if", "hints>5"])
     assert ok.exit_code == 0, ok.output
     data = json.loads(Path(js).read_text(encoding="utf-8"))
-    # application potential speedup 2.00 (JSON) -> potential_speedup>1.5 fails, one line
-    assert 1.5 < data["application"]["potential_speedup"] < 2.5
+    # application potential speedup 16.0 (JSON: 1 / HOSTSYNC 8.0 of the nsys trace x the ncu
+    # kernels' 2.0, Decision A1) -> potential_speedup>1.5 fails, one line
+    app = data["application"]
+    assert app["potential_speedup"] == pytest.approx(
+        app["kernels_potential_speedup"] / app["HOSTSYNC"]["value"]
+    )
+    assert app["potential_speedup"] > 1.5
     bad = CliRunner().invoke(
         main,
         [

@@ -1,5 +1,6 @@
 """``cuda-advisor compare``: kernels matched by name across versions, measured speedups, the
-prediction ledger, the --max-regression gate, escaping and determinism."""
+prediction ledger (and its scoring with :mod:`advisor.validation`, the benchmark's statistics),
+unmatched kernels, the --max-regression gate, escaping and determinism."""
 
 from __future__ import annotations
 
@@ -8,10 +9,14 @@ import io
 import json
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
+from advisor import validation
 from advisor.cli import main
+from advisor.render import compare as render_compare
 from advisor.report import compare
 
 NAIVE = "transposeNaive(float*, const float*, int, int)"
@@ -73,7 +78,9 @@ def test_speedups_and_regression_gate(samples: Path, tmp_path: Path) -> None:
 
 def test_ledger_pairs_improved_criteria_with_measured_speedup() -> None:
     def kernel(value: float, duration: float) -> dict[str, object]:
-        crit = {c: {"value": None, "potential_speedup": None} for c in compare.CRITERIA}
+        crit: dict[str, dict[str, float | None]] = {
+            c: {"value": None, "potential_speedup": None} for c in compare.CRITERIA
+        }
         crit["SHMEM_EFFICIENCY"] = {"value": value, "potential_speedup": 1.8}
         return {"name": "k", "duration_ns": duration, "criteria": crit}
 
@@ -190,3 +197,184 @@ def test_json_that_is_not_an_analysis_exits_3(samples: Path, tmp_path: Path) -> 
          str(tmp_path / "c.json")],
     )  # fmt: skip
     assert mixed.exit_code == 2 and "only file" in mixed.output
+
+
+def _kernel(
+    name: str, duration: float, overall: float | None, values: dict[str, tuple[float, float | None]]
+) -> dict[str, Any]:
+    """A kernel of a saved analysis: criterion -> (value, potential speedup); others None."""
+    crit: dict[str, Any] = {
+        c: {"value": None, "potential_speedup": None} for c in compare.CRITERIA if c != "HOSTSYNC"
+    }
+    for c, (value, speedup) in values.items():
+        crit[c] = {"value": value, "potential_speedup": speedup}
+    return {"name": name, "duration_ns": duration, "potential_speedup": overall, "criteria": crit}
+
+
+def _analysis(kernels: list[dict[str, Any]]) -> dict[str, Any]:
+    total = sum(k["duration_ns"] for k in kernels)
+    return {
+        "schema": "cuda-advisor/analysis@1",
+        "application": {"gpu_time_ns": total, "potential_speedup": 2.0},
+        "kernels": kernels,
+    }
+
+
+# three versions; "gone" is only in a, "new" only in b and c, "k3" not in c
+A = _analysis(
+    [
+        _kernel("k1", 200.0, 2.5, {"SHMEM_EFFICIENCY": (0.25, 1.8), "DIVERGENCE": (0.5, 1.3)}),
+        _kernel("k2", 100.0, 1.5, {"L1_GRANULARITY": (0.4, 2.0)}),
+        _kernel("k3", 80.0, 1.2, {"DIVERGENCE": (0.9, 1.05)}),
+        _kernel("gone<T>", 50.0, 1.1, {}),
+    ]
+)
+B = _analysis(
+    [
+        _kernel("k1", 125.0, 1.4, {"SHMEM_EFFICIENCY": (1.0, 1.0), "DIVERGENCE": (0.5, 1.3)}),
+        _kernel("k2", 110.0, None, {"L1_GRANULARITY": (0.6, 1.6)}),  # slower; no overall
+        _kernel("k3", 40.0, 1.3, {"DIVERGENCE": (0.92, 1.0)}),  # faster, no criterion rose
+        _kernel("new", 10.0, 1.0, {}),
+    ]
+)
+C = _analysis(
+    [
+        # DIVERGENCE and L1 both rise by 0.25 (exact in binary): the first in paper order wins
+        _kernel("k1", 100.0, 1.2, {"DIVERGENCE": (0.75, 1.1), "L1_GRANULARITY": (0.75, 1.0)}),
+        _kernel("k2", 55.0, 1.3, {"L1_GRANULARITY": (0.9, 1.1)}),
+        _kernel("new", 10.0, 1.0, {}),
+    ]
+)
+B["kernels"][0]["criteria"]["L1_GRANULARITY"] = {"value": 0.5, "potential_speedup": 1.25}
+
+#: what each pair must be scored on, written out by hand from A, B and C
+EXPECTED: dict[tuple[str, str], dict[str, Any]] = {
+    ("a", "b"): {
+        "overall": [(2.5, 200 / 125), (1.5, 100 / 110), (1.2, 80 / 40)],
+        "addressed": {
+            "k1": ("SHMEM_EFFICIENCY", 1.8, 200 / 125),
+            "k2": ("L1_GRANULARITY", 2.0, 100 / 110),
+        },
+        "only_in_from": ["gone<T>"],
+        "only_in_to": ["new"],
+    },
+    ("b", "c"): {
+        "overall": [(1.4, 125 / 100), (None, 110 / 55), (1.0, 1.0)],
+        "addressed": {
+            "k1": ("DIVERGENCE", 1.3, 125 / 100),
+            "k2": ("L1_GRANULARITY", 1.6, 110 / 55),
+        },
+        "only_in_from": ["k3"],
+        "only_in_to": [],
+    },
+}
+
+
+def _summary(s: dict[str, Any]) -> validation.Summary:
+    keys = ("n", "median_error_factor", "within_25", "sign_agree", "sign_counted", "spearman")
+    return validation.Summary(**{k: s[k] for k in keys}, dropped=s["dropped"])
+
+
+def test_ledger_is_scored_with_the_benchmark_statistics(tmp_path: Path) -> None:
+    args = ["compare"]
+    for name, data in (("a", A), ("b", B), ("c", C)):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(data), encoding="utf-8")
+        args += ["--version", f"{name}={path}"]
+    js, out, md = tmp_path / "cmp.json", tmp_path / "cmp.html", tmp_path / "cmp.md"
+    result = CliRunner().invoke(
+        main, [*args, "--json", str(js), "-o", str(out), "--markdown", str(md)]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(js.read_text(encoding="utf-8"))
+    # the existing ledger is still there: every criterion that rose by 0.05 or more
+    assert sorted((e["from"], e["kernel"], e["criterion"]) for e in data["prediction_ledger"]) == [
+        ("a", "k1", "SHMEM_EFFICIENCY"),
+        ("a", "k2", "L1_GRANULARITY"),
+        ("b", "k1", "DIVERGENCE"),
+        ("b", "k1", "L1_GRANULARITY"),
+        ("b", "k2", "L1_GRANULARITY"),
+    ]
+    assert "does not know the change" in data["prediction_ledger_note"]
+    pairs = data["prediction_ledger_pairs"]
+    assert [(p["from"], p["to"]) for p in pairs] == list(EXPECTED)
+    for pair in pairs:
+        want = EXPECTED[(pair["from"], pair["to"])]
+        overall = want["overall"]
+        addressed = [(p, m) for _, p, m in want["addressed"].values()]
+        # the pair's figures are advisor.validation's on the same (predicted, measured) pairs
+        assert _summary(pair["overall"]) == validation.summarize(overall)
+        assert _summary(pair["addressed"]) == validation.summarize(addressed)
+        bounded = [(p, m) for p, m in overall if p is not None]
+        assert pair["overall"]["bounds_share"] == validation.bounds_share(
+            [p for p, _ in bounded], [m for _, m in bounded]
+        )
+        assert pair["unmatched"] == {
+            "only_in_from": want["only_in_from"],
+            "only_in_to": want["only_in_to"],
+        }
+        for k, (p, m) in zip(pair["kernels"], overall, strict=True):
+            assert k["measured_speedup"] == pytest.approx(m, rel=1e-12)
+            assert k["overall_predicted"] == p
+            expected = None if p is None else validation.error_factor(p, m)
+            assert k["overall_error_factor"] == pytest.approx(expected, rel=1e-12)
+            criterion, p_addr, m_addr = want["addressed"].get(k["kernel"], (None, None, None))
+            assert (k["addressed_criterion"], k["addressed_predicted"]) == (criterion, p_addr)
+            if criterion is None:
+                assert k["addressed_error_factor"] is None
+            else:
+                assert k["addressed_error_factor"] == pytest.approx(
+                    validation.error_factor(p_addr, m_addr), rel=1e-12
+                )
+    # a -> b: k1 overall 2.5 vs 1.6, k2 1.5 vs 0.909, k3 1.2 vs 2.0 -> 2 of 3 bound the gain
+    assert pairs[0]["overall"]["bounds_share"] == pytest.approx(2 / 3)
+    assert pairs[1]["overall"]["dropped"] == 1  # k2 has no overall estimate in b
+    # the same figures, formatted, in the Markdown and the HTML
+    text, page = md.read_text(encoding="utf-8"), out.read_text(encoding="utf-8")
+    first = validation.summarize(EXPECTED[("a", "b")]["overall"])
+    assert first.median_error_factor is not None and first.within_25 is not None
+    row = (
+        f"| a → b | overall potential | 3 | {first.median_error_factor:.2f}× | "
+        f"{100 * first.within_25:.0f} % | {first.sign_agree}/{first.sign_counted} "
+    )
+    assert row in text
+    assert "| k1 | a → b | 1.60× | 2.50× | 1.56× | SHMEM_EFFICIENCY | 1.80× | 1.12× |" in text
+    assert "only in a (1): gone&lt;T&gt;" in text and "only in b (1): k3" in text
+    assert "only in b (1): new" in text
+    assert page.count('class="ledger-summary-row"') == 4
+    assert page.count('class="ledger-kernel-row"') == 6  # 3 matched kernels per pair
+    assert 'title="gone&lt;T&gt;"' in page and "only in a (1)" in page
+    assert f'<td class="num">{first.median_error_factor:.2f}×</td>' in page
+
+
+def test_addressed_criterion_is_the_largest_rise() -> None:
+    result = compare.compare([("b", ["x"], B), ("c", ["y"], C)])
+    (check,) = result.checks
+    k1 = check.kernels[0]
+    # DIVERGENCE 0.5 -> 0.75 and L1 0.5 -> 0.75: a tie, DIVERGENCE comes first in paper order
+    assert compare.CRITERIA.index("DIVERGENCE") < compare.CRITERIA.index("L1_GRANULARITY")
+    assert (k1.kernel, k1.addressed, k1.addressed_rise) == ("k1", "DIVERGENCE", 0.25)
+    # a rise below IMPROVED_MIN_DELTA addresses nothing
+    small = compare.compare([("a", ["x"], A), ("b", ["y"], B)]).checks[0]
+    k3 = next(k for k in small.kernels if k.kernel == "k3")
+    assert k3.addressed is None and k3.addressed_predicted is None
+
+
+def test_every_kernel_is_in_the_json_and_the_gate() -> None:
+    """Past the 30 kernels the HTML and Markdown show, the JSON and --max-regression still
+    cover every kernel."""
+    count = compare.COMPARE_KERNELS + 2
+    v1 = _analysis([_kernel(f"k{i:02d}", 1000.0 - i, 1.5, {}) for i in range(count)])
+    v2 = _analysis([_kernel(f"k{i:02d}", 1000.0 - i, 1.5, {}) for i in range(count)])
+    v2["kernels"][-1]["duration_ns"] *= 2  # the shortest kernel, not shown, is twice as slow
+    result = compare.compare([("v1", ["x"], v1), ("v2", ["y"], v2)])
+    assert len(result.kernels) == count and result.kernels_not_shown == 2
+    assert len(compare.to_json(result)["kernels"]) == count
+    assert [line.split(" is ")[0] for line in compare.regressions(result, 50)] == [
+        f"regression: k{count - 1:02d}"
+    ]
+    page = render_compare.html(result)
+    assert page.count('class="kernel-row"') == compare.COMPARE_KERNELS
+    assert "2 more kernels are in the JSON output" in page
+    assert "2 more kernels are in the JSON output" in render_compare.markdown(result)
+    assert result.checks[0].overall.n == count

@@ -81,6 +81,9 @@ class Throughputs:
     compute_frac: float | None = None  # ARITHTHR (F_ARITHThr-weighted)
     memory_method: str = ""
     compute_method: str = ""
+    arithmetic_frac: float | None = None  # FLOP rate over peak (F_ARITHThr-weighted)
+    bound_frac: float | None = None  # what the overall potential divides by (Decision P2)
+    bound_method: str = ""
 
 
 @dataclass(frozen=True)
@@ -104,9 +107,11 @@ class ApplicationAnalysis:
     kernels: int
     launches: int
     hostsync: CriterionResult
-    potential_speedup: float | None  # Amdahl over the kernels' shares of GPU time
+    potential_speedup: float | None  # 1 / HOSTSYNC x Amdahl over the kernels (Decision A1)
     kernels_without_estimate: int
     hints: tuple[Hint, ...]
+    kernels_potential_speedup: float | None = None  # Amdahl over the kernels alone
+    potential_speedup_basis: str = ""
 
 
 @dataclass(frozen=True)
@@ -141,9 +146,8 @@ def _application(app: ApplicationAnalysis, form: str) -> dict[str, Any]:
         "launches": app.launches,
         "HOSTSYNC": _criterion(app.hostsync, form),
         "potential_speedup": app.potential_speedup,
-        "potential_speedup_basis": "Amdahl over the kernels' shares of GPU time, "
-        "each kernel at its overall potential speedup (1/MEMTHR or 1/ARITHTHR); "
-        "kernels without an estimate count as 1x",
+        "potential_speedup_basis": app.potential_speedup_basis,
+        "kernels_potential_speedup": app.kernels_potential_speedup,
         "kernels_without_estimate": app.kernels_without_estimate,
         "hints": [_hint(h) for h in app.hints],
     }
@@ -162,6 +166,9 @@ def _kernel(k: KernelAnalysis, form: str) -> dict[str, Any]:
             "dram_frac": k.throughputs.dram_frac,
             "compute_frac": k.throughputs.compute_frac,
             "compute_method": k.throughputs.compute_method,
+            "arithmetic_frac": k.throughputs.arithmetic_frac,
+            "bound_frac": k.throughputs.bound_frac,
+            "bound_method": k.throughputs.bound_method,
         },
         "potential_speedup": k.potential_speedup,
         "criteria": {c.name: _criterion(c, form) for c in k.criteria},
@@ -193,7 +200,7 @@ def _criterion(c: CriterionResult, form: str) -> dict[str, Any]:
 
 
 def _hint(h: Hint) -> dict[str, Any]:
-    return {
+    out = {
         "criterion": h.criterion,
         "kernel": h.kernel,
         "value": h.value,
@@ -204,6 +211,11 @@ def _hint(h: Hint) -> dict[str, Any]:
         "evidence": dict(sorted(h.evidence.items())),
         "actions": list(h.actions),
     }
+    kernels = getattr(h, "kernels", ())
+    if len(kernels) > 1:  # an application entry grouping the kernels that share the criterion
+        out["kernels"] = list(kernels)
+        out["kernel_count"] = len(kernels)
+    return out
 
 
 def _clean(obj: Any) -> Any:

@@ -42,6 +42,7 @@ def all_recipes(specs: tuple[CriterionSpec, ...] | None = None) -> list[Recipe]:
     found += speedups.dram_fraction_recipes()
     found += speedups.compute_fraction_recipes()
     found += speedups.memory_fraction_recipes()
+    found += speedups.arithmetic_fraction_recipes()
     for level in speedups.LEVEL_TRANSACTIONS:
         found += speedups.level_recipes(level)
     return found

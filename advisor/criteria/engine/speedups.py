@@ -127,11 +127,72 @@ def level_share_frac(
     return clamp01(transactions * latency_cycles / warp_cycles)
 
 
-def level_recipes(level: str) -> list[Recipe]:
-    """Recipes for p at ``level`` ("l1", "l2", "shared")."""
+#: Decision P1 (docs/criteria.md): p measured as the level's own utilization, first.  A level
+#: running at a fraction u of its peak spends u of the kernel's time moving data; removing the
+#: unused bytes (criterion c) shrinks that part to u * c, so SP = 1 / ((1 - u) + u * c) -- the
+#: Amdahl form with p = u.  A kernel that waits on memory without loading the level (latency
+#: bound, tiny grids) is thus not promised what a bandwidth-bound one gets; the paper's
+#: latency-weighted count below stays the fallback.  level -> recipes of the measured p
+MEASURED_LEVEL_SHARE: dict[str, tuple[Recipe, ...]] = {
+    "l1": (
+        Recipe(
+            "L1/TEX throughput % of peak (measured utilization)",
+            ("l1tex_throughput_pct_of_peak",),
+            lambda v: clamp01(v["l1tex_throughput_pct_of_peak"]),
+            tools=("ncu",),
+        ),
+        Recipe(
+            "texture/L1 cache utilization level / 10 (nvprof, measured)",
+            ("tex_utilization",),
+            lambda v: clamp01(v["tex_utilization"] / 10.0),
+            tools=("nvprof",),
+        ),
+    ),
+    "l2": (
+        Recipe(
+            "L2 throughput % of peak (measured utilization)",
+            ("l2_throughput_pct_of_peak",),
+            lambda v: clamp01(v["l2_throughput_pct_of_peak"]),
+            tools=("ncu",),
+        ),
+        Recipe(
+            "L2 utilization level / 10 (nvprof, measured)",
+            ("l2_utilization",),
+            lambda v: clamp01(v["l2_utilization"] / 10.0),
+            tools=("nvprof",),
+        ),
+    ),
+    "shared": (
+        Recipe(
+            "shared wavefronts / active SM cycles (one wavefront per SM cycle, measured)",
+            ("shared_load_transactions", "shared_store_transactions", "active_cycles"),
+            lambda v: (
+                clamp01(
+                    (v["shared_load_transactions"] + v["shared_store_transactions"])
+                    / v["active_cycles"]
+                )
+                if v["active_cycles"] > 0
+                else None
+            ),
+            tools=("ncu",),
+        ),
+        Recipe(
+            "shared memory utilization level / 10 (nvprof, measured)",
+            ("shared_utilization",),
+            lambda v: clamp01(v["shared_utilization"] / 10.0),
+            tools=("nvprof",),
+        ),
+    ),
+}
+
+
+def level_recipes(level: str, form: str = "measured") -> list[Recipe]:
+    """Recipes for p at ``level`` ("l1", "l2", "shared"): the measured utilization first
+    (Decision P1), then the paper's transactions x latency / warp-cycles; ``form="latency"``
+    gives the paper's recipes only."""
     latency_key, alternatives = LEVEL_TRANSACTIONS[level]
     lat = f"device.latency_{latency_key}_cycles"
-    out: list[Recipe] = []
+    out: list[Recipe] = list(MEASURED_LEVEL_SHARE[level]) if form == "measured" else []
     for counters in alternatives:
         for label, needs, cycles in _warp_cycles_recipes():
 
@@ -223,6 +284,70 @@ def compute_fraction_recipes() -> list[Recipe]:
     ]
 
 
+def _fp_rate_frac(v: Values, precision: str) -> float | None:
+    """Achieved over peak FLOP rate of one precision from the Nsight Compute roofline counters:
+    (FMA + (add + mul) / 2) thread instructions per cycle over the FMA peak per cycle (an add or
+    a multiply is half the FLOPs of an FMA and issues on the same pipe)."""
+    peak = v[f"flop_peak_{precision}_fma_per_cycle"]
+    if not peak > 0:
+        return None
+    rate = v[f"flop_rate_{precision}_fma_per_cycle"] + 0.5 * (
+        v[f"flop_rate_{precision}_add_per_cycle"] + v[f"flop_rate_{precision}_mul_per_cycle"]
+    )
+    return rate / peak
+
+
+def _fp_names(precision: str) -> tuple[str, ...]:
+    ops = (f"flop_rate_{precision}_{op}_per_cycle" for op in ("fma", "add", "mul"))
+    return (*ops, f"flop_peak_{precision}_fma_per_cycle")
+
+
+def arithmetic_fraction_recipes() -> list[Recipe]:
+    """ARITHTHR of seed 002 measured on the floating-point work alone: achieved FLOP rate over
+    the device's peak (Decision P2).  Unlike the SM throughput of Speed Of Light, it cannot be
+    beaten by removing instructions: only doing the same FLOPs faster raises it."""
+
+    def both(v: Values) -> float | None:
+        known = [x for x in (_fp_rate_frac(v, "sp"), _fp_rate_frac(v, "dp")) if x is not None]
+        return max(known) if known else None
+
+    return [
+        Recipe(
+            "FP32/FP64 FLOP rate / peak (Nsight Compute roofline counters)",
+            (*_fp_names("sp"), *_fp_names("dp")),
+            both,
+            tools=("ncu",),
+        ),
+        Recipe(
+            "FP32 FLOP rate / peak (Nsight Compute roofline counters)",
+            _fp_names("sp"),
+            lambda v: _fp_rate_frac(v, "sp"),
+            tools=("ncu",),
+        ),
+        *compute_fraction_recipes()[1:],  # nvprof FLOP efficiencies, FLOP counts / peak
+    ]
+
+
+def potential_bound(
+    dram: float | None, arithmetic: float | None, memory: float | None, compute: float | None
+) -> tuple[float | None, str]:
+    """The fraction of peak the overall potential speedup divides by, and which it is.
+
+    Decision P2: the larger of MEMTHR (DRAM) and ARITHTHR measured on FLOPs -- a bound a change
+    of the kernel can beat only by moving fewer DRAM bytes or doing fewer FLOPs.  The busiest unit
+    of Memory Speed Of Light and the SM throughput are not such bounds (a coalescing fix removes
+    the L1 wavefronts that saturate one; unrolling the instructions that fill the other), so they
+    are used only when the profile gives neither DRAM nor FLOP figures, and said so.
+    """
+    known = [x for x in (dram, arithmetic) if x is not None]
+    if known:
+        return max(known), "roofline: max(DRAM, FLOP) fraction of peak"
+    fallback = [x for x in (memory, compute) if x is not None]
+    if fallback:
+        return max(fallback), "busiest unit (Speed Of Light): no DRAM or FLOP figures"
+    return None, ""
+
+
 def memory_fraction_recipes() -> list[Recipe]:
     """The busiest memory unit (ncu "Memory Throughput"), else DRAM."""
     return [
@@ -256,17 +381,36 @@ def classify_bound(memory: float | None, compute: float | None) -> str | None:
     return "memory" if memory is not None else "compute"
 
 
-def overall_speedup(bound: str | None, memory: float | None, compute: float | None) -> float | None:
-    """1 / MEMTHR when memory-bound, 1 / ARITHTHR when compute-bound (latency: the higher)."""
-    if bound is None:
-        return None
-    if bound == "memory":
-        top = memory
-    elif bound == "compute":
-        top = compute
-    else:
-        top = max(x for x in (memory, compute) if x is not None)
-    return 1.0 / top if top is not None and top > 0 else None
+def overall_speedup(bound_frac: float | None) -> float | None:
+    """A kernel's overall potential speedup: 1 / the fraction of peak it already uses
+    (:func:`potential_bound`; seed 002's 1 / MEMTHR or 1 / ARITHTHR)."""
+    return 1.0 / bound_frac if bound_frac is not None and bound_frac > 0 else None
+
+
+def application_potential(
+    hostsync: float | None, kernels: float | None
+) -> tuple[float | None, str]:
+    """Decision A1: the application's potential speedup and what it is made of.
+
+    The span from the first kernel's start to the last kernel's end is idle time plus kernel
+    time; HOSTSYNC is the kernel share of it.  Removing the idle time and running every kernel at
+    its overall potential leaves (kernel time) / S_kernels, so the span shrinks by
+    (1 / HOSTSYNC) x S_kernels -- Amdahl over the span, never a product of per-criterion
+    speedups.  Either part alone when the other is unknown; None (n/a) when neither is."""
+    idle = 1.0 / hostsync if hostsync is not None and hostsync > 0 else None
+    if idle is not None and kernels is not None:
+        return idle * kernels, (
+            "1 / HOSTSYNC (idle GPU time removed) x Amdahl over the kernels' shares of GPU time, "
+            "each kernel at its overall potential speedup"
+        )
+    if kernels is not None:
+        return kernels, (
+            "Amdahl over the kernels' shares of GPU time, each kernel at its overall potential "
+            "speedup (no timeline: HOSTSYNC not included)"
+        )
+    if idle is not None:
+        return idle, "1 / HOSTSYNC (no kernel has an overall potential speedup)"
+    return None, "not computable: no timeline for HOSTSYNC and no kernel estimate"
 
 
 def amdahl_combine(parts: Sequence[tuple[float, float | None]]) -> float | None:
