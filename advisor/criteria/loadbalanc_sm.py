@@ -14,9 +14,11 @@ Potential speedup: 1 / criterion (seed 002, section V).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from advisor.criteria.engine.analysis import CriterionResult
 from advisor.criteria.engine.balance import calculated_theoretical_warps, evaluate_inverse
-from advisor.criteria.engine.common import Context
+from advisor.criteria.engine.common import Context, aux_mean
 from advisor.criteria.engine.inputs import KernelData, Recipe, Values
 from advisor.criteria.engine.spec import CriterionSpec, Needs
 
@@ -77,6 +79,18 @@ RECIPES: tuple[Recipe, ...] = (
 )
 
 
+#: grid blocks over the device's SMs (below 1: some SMs get no block at all)
+BLOCKS_PER_SM = (
+    Recipe(
+        "grid blocks / SMs",
+        ("launch.grid_blocks", "device.sm_count"),
+        lambda v: v["launch.grid_blocks"] / v["device.sm_count"] if v["device.sm_count"] else None,
+    ),
+)
+#: the variant of a grid with fewer blocks than SMs (Decision G1)
+GRID_TOO_SMALL = "grid_too_small"
+
+
 def evaluate(kernel: KernelData, ctx: Context) -> CriterionResult:
     notes: tuple[str, ...] = ()
     if "nvprof" in ctx.tools:
@@ -84,7 +98,14 @@ def evaluate(kernel: KernelData, ctx: Context) -> CriterionResult:
             "nvprof gives per-SM active cycles only with --aggregate-mode off, "
             "which this advisor does not read; use Nsight Compute",
         )
-    return evaluate_inverse(NAME, RECIPES, kernel, ctx, "no SM was active", notes)
+    result = evaluate_inverse(NAME, RECIPES, kernel, ctx, "no SM was active", notes)
+    ratio = aux_mean(kernel, BLOCKS_PER_SM, ctx)
+    if result.computable and ratio is not None and ratio.raw < 1.0:
+        blocks = ratio.inputs.get("launch.grid_blocks")
+        sms = ratio.inputs.get("device.sm_count")
+        why = f"grid too small: {blocks:g} blocks for {sms:g} SMs" if blocks and sms else ""
+        return replace(result, variant=GRID_TOO_SMALL, notes=(*result.notes, why))
+    return result
 
 
 SPEC = CriterionSpec(
@@ -100,6 +121,18 @@ SPEC = CriterionSpec(
         "split uneven work items so no single block runs much longer than the others",
         "use a persistent-threads / work-queue scheme for irregular work",
     ),
+    variants={
+        GRID_TOO_SMALL: (
+            "grid too small: fewer blocks than SMs, the other SMs idle",
+            (
+                "launch at least as many blocks as the GPU has SMs, better a few waves of them "
+                "(split the work finer: more, smaller blocks, or a grid-stride loop over a grid "
+                "sized from the SM count)",
+                "if the problem is small, run independent kernels concurrently in streams or "
+                "batch several problems into one launch",
+            ),
+        ),
+    },
     short_label="LB SM",
     recipes=RECIPES,
     needs=Needs(

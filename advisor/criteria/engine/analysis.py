@@ -51,6 +51,7 @@ class CriterionResult:
     level_share_frac: float | None = None  # p = L1% / L2% / ShMem% (granularity, SHMEM)
     scope: str = "kernel"  # "kernel" or "application"
     notes: tuple[str, ...] = ()
+    variant: str = ""  # a diagnosis of the spec's ``variants`` (its own title and actions)
 
     @property
     def computable(self) -> bool:
@@ -196,6 +197,7 @@ def _criterion(c: CriterionResult, form: str) -> dict[str, Any]:
         "launches_used": c.launches_used,
         "scope": c.scope,
         "notes": list(c.notes),
+        **({"variant": c.variant} if c.variant else {}),
     }
 
 

@@ -65,6 +65,7 @@ def hint_for(
         return None
     speedup = result.speedups.pick(form)
     gain = speedup if kernel is None else application_gain(share_of_gpu_time, speedup)
+    title, actions = spec.variants.get(result.variant, (spec.title, spec.actions))
     evidence = {"value": result.value, **dict(result.inputs)}
     if result.level_share_frac is not None:
         evidence["level_share_frac"] = result.level_share_frac
@@ -75,9 +76,9 @@ def hint_for(
         threshold=threshold,
         potential_speedup=speedup,
         application_speedup=gain,
-        title=spec.title,
+        title=title,
         evidence=evidence,
-        actions=spec.actions,
+        actions=actions,
         kernels=() if kernel is None else (kernel,),
         share_of_gpu_time=None if kernel is None else share_of_gpu_time,
     )

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from advisor.criteria.engine.analysis import CriterionResult
@@ -69,6 +69,8 @@ class CriterionSpec:
     evaluate: Callable[..., CriterionResult]
     scope: str = KERNEL
     metric_patterns: tuple[re.Pattern[str], ...] = ()
+    #: other diagnoses of the same value: variant -> (title, actions), picked by the result
+    variants: Mapping[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.scope not in SCOPES:
