@@ -142,17 +142,6 @@ from advisor.validation import bounds_share, summarize  # noqa: E402
 
 FAMILIES = REPO.parent / "shared" / "tuning_families"
 STEPS = REPO / "benchmarks" / "speedup_steps.tsv"
-CRITERIA = (
-    "HOSTSYNC",
-    "DEVICESYNC",
-    "DIVERGENCE",
-    "LOADBALANC_WARP",
-    "LOADBALANC_SM",
-    "L1_GRANULARITY",
-    "L2_GRANULARITY",
-    "SHMEM_EFFICIENCY",
-    "THROUGHPUT_OCCUPANCY",
-)
 
 
 @dataclasses.dataclass
@@ -251,6 +240,13 @@ def _kernel_json(path: str, part: Part) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- predictions
+
+
+def _criteria() -> tuple[str, ...]:
+    """The criteria's names, in the paper's order."""
+    from advisor.criteria import CRITERIA
+
+    return CRITERIA
 
 
 def _criterion_speedup(criterion: dict[str, Any]) -> float | None:
@@ -377,7 +373,7 @@ def _speedup(x: float | None) -> str:
 
 
 def _ours_text(r: Result) -> str:
-    if not [c for c in r.step["addressed"].split(",") if c in CRITERIA]:
+    if not [c for c in r.step["addressed"].split(",") if c in _criteria()]:
         return "none"
     if r.ours is None:
         return "n/c"

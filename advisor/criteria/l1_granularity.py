@@ -35,6 +35,7 @@ from advisor.criteria.engine.levels import (
     REQUESTED_THROUGHPUT,
     SECTOR_BYTES,
     evaluate_granularity,
+    requested_bytes_recipe,
     requested_over_transferred,
 )
 from advisor.criteria.engine.spec import CriterionSpec, Needs
@@ -82,14 +83,7 @@ _PER_SECTOR = (
 )
 
 RECIPES: tuple[Recipe, ...] = (
-    Recipe(
-        "requested bytes / (32 B x L1 global sectors)",
-        (*_REQ, *_L1_SECTORS),
-        lambda v: requested_over_transferred(
-            v[_REQ[0]] + v[_REQ[1]], SECTOR_BYTES * (v[_L1_SECTORS[0]] + v[_L1_SECTORS[1]])
-        ),
-        tools=("ncu",),
-    ),
+    requested_bytes_recipe("requested bytes / (32 B x L1 global sectors)", _L1_SECTORS),
     Recipe(
         "ideal / actual global sectors (Nsight Compute source counters)",
         _IDEAL,

@@ -27,8 +27,8 @@ from advisor.criteria.engine.levels import (
     IDEAL_SECTORS,
     REQUESTED_BYTES,
     REQUESTED_THROUGHPUT,
-    SECTOR_BYTES,
     evaluate_granularity,
+    requested_bytes_recipe,
     requested_over_transferred,
 )
 from advisor.criteria.engine.spec import CriterionSpec, Needs
@@ -42,14 +42,7 @@ _IDEAL = IDEAL_SECTORS
 _REQ_THR = REQUESTED_THROUGHPUT
 
 RECIPES: tuple[Recipe, ...] = (
-    Recipe(
-        "requested bytes / (32 B x L2 sectors from L1)",
-        (*_REQ, *_L2_SECTORS),
-        lambda v: requested_over_transferred(
-            v[_REQ[0]] + v[_REQ[1]], SECTOR_BYTES * (v[_L2_SECTORS[0]] + v[_L2_SECTORS[1]])
-        ),
-        tools=("ncu",),
-    ),
+    requested_bytes_recipe("requested bytes / (32 B x L2 sectors from L1)", _L2_SECTORS),
     Recipe(
         "ideal global sectors / L2 sectors from L1",
         (_IDEAL[0], *_L2_SECTORS),

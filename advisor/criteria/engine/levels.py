@@ -41,6 +41,20 @@ GRANULARITY_THRESHOLD_REASON = (
     "that level."
 )
 
+def requested_bytes_recipe(label: str, sectors: tuple[str, str]) -> Recipe:
+    """Decision 1 from Nsight Compute byte counters: the global requested bytes over 32 B x the
+    two sector counters ``sectors`` (loads, stores) of one level."""
+    return Recipe(
+        label,
+        (*REQUESTED_BYTES, *sectors),
+        lambda v: requested_over_transferred(
+            v[REQUESTED_BYTES[0]] + v[REQUESTED_BYTES[1]],
+            SECTOR_BYTES * (v[sectors[0]] + v[sectors[1]]),
+        ),
+        tools=("ncu",),
+    )
+
+
 def requested_over_transferred(requested: float, transferred: float) -> float | None:
     """Decision 1: requested / transferred; None when nothing was transferred."""
     if not transferred > 0:
