@@ -189,7 +189,8 @@ def _or_zero(value: float | None) -> float:
 
 def roofline_chart(roofline: Roofline) -> Markup:
     """Achieved FLOP/s over arithmetic intensity (log-log), one numbered point per kernel (its
-    rank in the kernel table), under the roof min(peak, bandwidth × intensity)."""
+    rank in the kernel table), under the roof min(peak, bandwidth × intensity); the FP64
+    (dashed) and FP16 (dotted) ceilings when a kernel of that precision is drawn."""
     peak32 = roofline.peak_fp32_flops or 1.0
     bandwidth = roofline.peak_dram_bytes_per_s or 1.0
     points = [p for p in roofline.points if p.drawn]
@@ -213,16 +214,20 @@ def roofline_chart(roofline: Roofline) -> Markup:
             va="bottom",
             rotation=20,
         )
-        peak64 = roofline.peak_fp64_flops
-        if peak64 and any(p.precision == "fp64" for p in points):
-            ridge64 = peak64 / bandwidth
-            ax.plot([ridge64, hi], [peak64, peak64], color="#333333", linewidth=0.8, ls="--")
-            ax.text(hi, peak64 * 1.1, f"FP64 peak {peak64 / 1e12:.3g} TFLOP/s", ha="right")
+        top = peak32
+        for label, peak, style in (
+            ("FP64", roofline.peak_fp64_flops, "--"),
+            ("FP16", roofline.peak_fp16_flops, ":"),
+        ):
+            if peak and any(p.precision == label.lower() for p in points):
+                ax.plot([peak / bandwidth, hi], [peak, peak], color="#333333", lw=0.8, ls=style)
+                ax.text(hi, peak * 1.1, f"{label} peak {peak / 1e12:.3g} TFLOP/s", ha="right")
+                top = max(top, peak)
         ax.scatter(xs, ys, color=_OK, zorder=3, s=18)
         for p, x, y in zip(points, xs, ys, strict=True):
             ax.annotate(str(p.rank), (x, y), textcoords="offset points", xytext=(4, 3))
         ax.set_xlim(lo, hi)
-        ax.set_ylim(min([*ys, bandwidth * lo]) / 2, peak32 * 3)
+        ax.set_ylim(min([*ys, bandwidth * lo]) / 2, top * 3)
         ax.set_xlabel("arithmetic intensity (FLOP per DRAM byte)")
         ax.set_ylabel("achieved FLOP/s")
         fig.subplots_adjust(left=0.11, right=0.98, top=0.96, bottom=0.15)

@@ -16,10 +16,16 @@ from advisor.render.report import (
 )
 from advisor.report.compare import (
     COMPARE_KERNELS,
+    EXACT,
     IMPROVED_MIN_DELTA,
     LEDGER_CHECK_NOTE,
+    MATCH_METHODS,
     Comparison,
+    KernelTrack,
+    MatchedPair,
     PairCheck,
+    PairMatch,
+    pair_display,
 )
 from advisor.validation import Summary
 
@@ -35,6 +41,19 @@ CHECK_SUMMARY_COLUMNS = (
     "sign agreement",
     "overall ≥ measured",
 )
+#: what the first version shows in place of its speedup versus itself
+BASELINE = "baseline"
+#: how kernels are matched, for the HTML and the Markdown
+MATCHING_NOTE = (
+    "Kernels are matched for each pair of consecutive versions, in four stages: forced "
+    "(--match OLD=NEW), exact (the same name), base name (the same name without return type, "
+    "template arguments and parameter list, mangled names demangled), then order+config (the "
+    "remaining kernels in launch order where the grid size in blocks and the block size in "
+    "threads of their first launches agree; needs the profiles, not saved analyses). A kernel "
+    "no stage matched has no speedup; pair it with --match OLD=NEW."
+)
+#: the columns of the matching summary, after "from → to"
+MATCH_SUMMARY_COLUMNS = (*MATCH_METHODS, "only in from", "only in to")
 #: the columns of the scored ledger's kernel table, after "kernel" and "from → to"
 CHECK_KERNEL_COLUMNS = (
     "measured",
@@ -85,7 +104,7 @@ def kernel_cells(check: PairCheck) -> list[tuple[str, str, list[str]]]:
     :data:`COMPARE_KERNELS` matched kernels of a version pair."""
     return [
         (
-            k.kernel,
+            pair_display(k.kernel, k.to_kernel, short=False),
             k.display_name,
             [
                 fmt_factor(k.measured_speedup),
@@ -98,6 +117,44 @@ def kernel_cells(check: PairCheck) -> list[tuple[str, str, list[str]]]:
         )
         for k in check.kernels[:COMPARE_KERNELS]
     ]
+
+
+def vs_first_cell(track: KernelTrack, i: int) -> str:
+    """The kernel table's "vs first" cell: ``baseline`` in the first version."""
+    if i == 0:
+        return BASELINE if track.durations_ns[0] is not None else "n/a"
+    return fmt_x(track.speedup_vs_first[i])
+
+
+def total_cells(comparison: Comparison, i: int) -> tuple[str, str]:
+    """A version's total GPU-time speedup versus the previous and the first version."""
+    if i == 0:
+        return (BASELINE, BASELINE)
+    v = comparison.versions[i]
+    return (fmt_x(v.speedup_vs_previous), fmt_x(v.speedup_vs_first))
+
+
+def match_summary_cells(match: PairMatch) -> list[str]:
+    """The :data:`MATCH_SUMMARY_COLUMNS` cells of a version pair."""
+    counts = [str(match.count(method)) for method in MATCH_METHODS]
+    return [*counts, str(len(match.only_in_from)), str(len(match.only_in_to))]
+
+
+def inexact_pairs(match: PairMatch) -> list[MatchedPair]:
+    """The pairs of a version pair matched other than by the same name (the first
+    :data:`COMPARE_KERNELS`)."""
+    return [p for p in match.pairs if p.method != EXACT][:COMPARE_KERNELS]
+
+
+def method_cell(pair: MatchedPair) -> str:
+    """How a pair was matched, with the configuration an order+config pair agrees on."""
+    if pair.config is None:
+        return pair.method
+    return f"{pair.method} ({pair.config[0]:,} blocks × {pair.config[1]:,} threads)"
+
+
+def more_inexact(match: PairMatch) -> int:
+    return max(0, sum(1 for p in match.pairs if p.method != EXACT) - COMPARE_KERNELS)
 
 
 def html(comparison: Comparison) -> str:
@@ -114,10 +171,19 @@ def html(comparison: Comparison) -> str:
             charts_shown=len(shown),
             charts=[charts.grouped_criteria_chart(t.criteria, names) for t in shown],
             check_note=LEDGER_CHECK_NOTE,
+            matching_note=MATCHING_NOTE,
             summary_columns=CHECK_SUMMARY_COLUMNS,
             kernel_columns=CHECK_KERNEL_COLUMNS,
+            match_columns=MATCH_SUMMARY_COLUMNS,
             summary_rows=summary_rows,
             kernel_cells=kernel_cells,
+            vs_first_cell=vs_first_cell,
+            total_cells=total_cells,
+            match_summary_cells=match_summary_cells,
+            inexact_pairs=inexact_pairs,
+            method_cell=method_cell,
+            more_inexact=more_inexact,
+            pair_display=pair_display,
             compare_kernels=COMPARE_KERNELS,
             unmatched_names=UNMATCHED_NAMES,
         )
@@ -128,13 +194,19 @@ def markdown(comparison: Comparison) -> str:
     lines = [
         "## cuda-advisor comparison",
         "",
-        "| version | GPU time | predicted potential speedup |",
-        "|---|---:|---:|",
+        f"Baseline: {md_escape(comparison.baseline)} (the first version). GPU time: the sum of "
+        "the kernel durations; speedup = earlier time / later time (above 1: faster).",
+        "",
+        "| version | GPU time | total speedup vs previous | vs first | "
+        "predicted potential speedup |",
+        "|---|---:|---:|---:|---:|",
     ]
-    lines += [
-        f"| {md_escape(v.name)} | {fmt_ms(v.gpu_time_ns)} | {fmt_x(v.potential_speedup)} |"
-        for v in comparison.versions
-    ]
+    for i, v in enumerate(comparison.versions):
+        previous, first = total_cells(comparison, i)
+        lines.append(
+            f"| {md_escape(v.name)} | {fmt_ms(v.gpu_time_ns)} | {previous} | {first} | "
+            f"{fmt_x(v.potential_speedup)} |"
+        )
     names = [md_escape(v.name) for v in comparison.versions]
     lines += [
         "",
@@ -145,12 +217,18 @@ def markdown(comparison: Comparison) -> str:
     ]
     for t in comparison.kernels[:COMPARE_KERNELS]:
         cells = [
-            f"{fmt_ms(d)} ({fmt_x(s)})" if s is not None else fmt_ms(d)
-            for d, s in zip(t.durations_ns, t.speedup_vs_previous, strict=True)
+            f"{fmt_ms(d)} ({fmt_x(s)})"
+            if s is not None
+            else f"{fmt_ms(d)} ({BASELINE})"
+            if i == 0 and d is not None
+            else fmt_ms(d)
+            for i, (d, s) in enumerate(zip(t.durations_ns, t.speedup_vs_previous, strict=True))
         ]
         lines.append(f"| {md_escape(t.display_name)} | " + " | ".join(cells) + " |")
     if comparison.kernels_not_shown:
         lines += ["", f"{comparison.kernels_not_shown} more kernels are in the JSON output."]
+    if comparison.matches:
+        lines += _md_matching(comparison.matches)
     if comparison.ledger:
         lines += [
             "",
@@ -168,6 +246,47 @@ def markdown(comparison: Comparison) -> str:
     if comparison.checks:
         lines += _md_checks(comparison.checks)
     return ("\n".join(lines) + "\n")[:MARKDOWN_MAX_CHARS]
+
+
+def _md_matching(matches: tuple[PairMatch, ...]) -> list[str]:
+    lines = [
+        "",
+        "### Kernel matching",
+        "",
+        md_escape(MATCHING_NOTE),
+        "",
+        "| from → to | " + " | ".join(MATCH_SUMMARY_COLUMNS) + " |",
+        "|---|" + "---:|" * len(MATCH_SUMMARY_COLUMNS),
+    ]
+    for m in matches:
+        pair = f"{md_escape(m.from_version)} → {md_escape(m.to_version)}"
+        lines.append(f"| {pair} | " + " | ".join(match_summary_cells(m)) + " |")
+    inexact = [(m, p) for m in matches for p in inexact_pairs(m)]
+    if inexact:
+        lines += [
+            "",
+            "| from → to | kernel in from | kernel in to | matched by |",
+            "|---|---|---|---|",
+        ]
+        lines += [
+            f"| {md_escape(m.from_version)} → {md_escape(m.to_version)} | "
+            f"{md_escape(shorten(p.before))} | {md_escape(shorten(p.after))} | {method_cell(p)} |"
+            for m, p in inexact
+        ]
+    notes = []
+    for m in matches:
+        pair = f"{md_escape(m.from_version)} → {md_escape(m.to_version)}"
+        if more_inexact(m):
+            notes.append(f"{pair}: {more_inexact(m)} more inexact pairs are in the JSON output.")
+        for version, only in ((m.from_version, m.only_in_from), (m.to_version, m.only_in_to)):
+            if only:
+                notes.append(
+                    f"{pair}: unmatched, only in {md_escape(version)} ({len(only)}): "
+                    + _md_names(only)
+                )
+    if notes:
+        lines += ["", *(f"- {n}" for n in notes)]
+    return lines
 
 
 def _md_checks(checks: tuple[PairCheck, ...]) -> list[str]:
@@ -203,15 +322,6 @@ def _md_checks(checks: tuple[PairCheck, ...]) -> list[str]:
         more = len(check.kernels) - COMPARE_KERNELS
         if more > 0:
             notes.append(f"{pair}: {more} more matched kernels are in the JSON output.")
-        for version, only in (
-            (check.from_version, check.only_in_from),
-            (check.to_version, check.only_in_to),
-        ):
-            if only:
-                notes.append(
-                    f"{pair}: unmatched, only in {md_escape(version)} ({len(only)}): "
-                    + _md_names(only)
-                )
     if notes:
         lines += ["", *(f"- {n}" for n in notes)]
     return lines

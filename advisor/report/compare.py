@@ -1,14 +1,27 @@
 """Comparing tuning versions: the same application profiled after each change.
 
-``cuda-advisor compare --version v1=FILES --version v2=FILES ...`` runs the criteria engine on
-every version, matches kernels by name and reports, per kernel, the duration and the measured
-speedup versus the first and the previous version, every criterion across versions (grouped bars,
-the style of seed 002 Fig. 5-7), each version's predicted potential speedup, and a *prediction
-ledger*: for every criterion that improved from one version to the next, the speedup the previous
-version's analysis predicted for it beside the kernel speedup measured.
+``cuda-advisor compare A.ncu-rep B.ncu-rep ...`` (or ``--version v1=FILES --version v2=FILES``)
+runs the criteria engine on every version, matches the kernels of each pair of consecutive
+versions (:func:`match_kernels`) and reports, per kernel, the duration and the measured speedup
+versus the first version (the baseline) and the previous one, the total GPU-time speedup of each
+version (sum of kernel durations), every criterion across versions (grouped bars, the style of
+seed 002 Fig. 5-7), each version's predicted potential speedup, and a *prediction ledger*: for
+every criterion that improved from one version to the next, the speedup the previous version's
+analysis predicted for it beside the kernel speedup measured.
 
-Measured speedup = previous duration / current duration (> 1: faster).  A kernel missing from a
-version has no duration there (None), so no speedup either.
+Kernels are matched pair by pair, in four stages, each among the kernels the earlier stages left
+unmatched: ``forced`` (``--match OLD=NEW``), ``exact`` (the same name), ``base name`` (the same
+name without return type, template arguments and parameter list, after demangling an Itanium
+``_Z`` name: ``sgemm_naive(int, ...)`` and ``void sgemm_naive<32>(...)``), and ``order+config``
+(launch order and configuration: the two versions' remaining kernels in the order of their first
+launch, aligned where the grid size in blocks and the block size in threads of their first
+launches agree; a block reshaped from 32x32 to 1024x1 still matches).  The last stage needs the
+profiles' launches (:func:`launch_facts`): a saved analysis has none.  A kernel of a pair that no
+stage matched is listed as unmatched (and the command warns about it).  The kernels of one
+version matched to the next form a *track* across the versions; a kernel missing from a version
+has no duration there (None), so no speedup either, and rejoins its track by exact name.
+
+Measured speedup = previous duration / current duration (> 1: faster).
 
 A version may also be a saved ``report --json`` analysis (:func:`read_analysis`, detected by
 content): it is used as it is, with the criteria's potential speedups taken in the comparison's
@@ -16,20 +29,23 @@ speedup form (the JSON holds both forms), so profiles and saved analyses can be 
 
 The ledger is also scored as ``benchmarks/speedup_validation.py`` scores tuning steps, with the
 same functions (:mod:`advisor.validation`): every pair of consecutive versions is a set of steps,
-one per kernel found in both (:class:`PairCheck`).  For each such kernel the earlier version's
+one per matched kernel (:class:`PairCheck`).  For each such kernel the earlier version's
 *overall* potential speedup and the potential speedup of the *addressed* criterion are set
 against the measured speedup (error factor per kernel; n, median error factor, share within
 +-25 %, sign agreement and Spearman's rho per pair; the bounds share, overall >= measured, for
 the overall prediction).  The comparison does not know what was changed between two versions,
 so the addressed criterion is inferred from the data: the criterion whose value rose most (by
 at least :data:`IMPROVED_MIN_DELTA`; the first in paper order on a tie); a kernel with no such
-rise has no addressed prediction.  Kernels found in only one version of a pair are listed as
-unmatched.
+rise has no addressed prediction.
 """
 
 from __future__ import annotations
 
+import difflib
+import functools
+import importlib
 import itertools
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,27 +64,92 @@ COMPARE_KERNELS = 30
 ANALYSIS_SCHEMA_PREFIX = "cuda-advisor/analysis@"
 #: bytes read to decide whether a file is JSON (profiler outputs never start with ``{``)
 _SNIFF_BYTES = 512
+#: the ``schema`` value of the comparison's JSON
+COMPARISON_SCHEMA = "cuda-advisor/comparison@2"
+
+#: how a kernel of one version was paired with one of the previous version, in stage order
+FORCED = "forced"  # --match OLD=NEW
+EXACT = "exact"  # the same name
+BASE_NAME = "base name"  # the same name without template arguments and parameter list
+ORDER_CONFIG = "order+config"  # launch order and launch configuration (grid and block sizes)
+MATCH_METHODS = (FORCED, EXACT, BASE_NAME, ORDER_CONFIG)
+#: the optional Itanium demangler (PyPI ``cpp-demangle``); without it :func:`demangle` reads
+#: the mangled name's leading (qualified) function name itself
+DEMANGLER_MODULE = "cpp_demangle"
 
 
 @dataclass(frozen=True)
 class VersionSummary:
     name: str
     files: tuple[str, ...]
-    gpu_time_ns: float | None
+    gpu_time_ns: float | None  # the sum of the version's kernel durations
     potential_speedup: float | None
     kernels: int
+    #: total GPU-time speedups: earlier gpu_time_ns / this one (None for the first version)
+    speedup_vs_previous: float | None = None
+    speedup_vs_first: float | None = None
+
+
+@dataclass(frozen=True)
+class KernelLaunch:
+    """How a run launches a kernel first (the order+config stage of :func:`match_kernels`)."""
+
+    order: int  # rank of the kernel's first launch among the run's kernels (0: launched first)
+    grid_blocks: int | None  # blocks of that launch's grid (x * y * z)
+    block_threads: int | None  # threads of its blocks (x * y * z)
+
+    @property
+    def config(self) -> tuple[int, int] | None:
+        """(grid blocks, block threads), None where either is unknown."""
+        if self.grid_blocks is None or self.block_threads is None:
+            return None
+        return (self.grid_blocks, self.block_threads)
+
+
+@dataclass(frozen=True)
+class MatchedPair:
+    """A kernel of the earlier version paired with one of the later version."""
+
+    before: str
+    after: str
+    method: str  # one of MATCH_METHODS
+    #: order+config: the (grid blocks, block threads) both first launches have
+    config: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
+class PairMatch:
+    """How the kernels of two consecutive versions were paired."""
+
+    from_version: str
+    to_version: str
+    pairs: tuple[MatchedPair, ...]  # in the order of the kernel tracks
+    only_in_from: tuple[str, ...]  # unmatched kernels: in the earlier version only
+    only_in_to: tuple[str, ...]  # ... in the later version only
+
+    def count(self, method: str) -> int:
+        return sum(1 for p in self.pairs if p.method == method)
 
 
 @dataclass(frozen=True)
 class KernelTrack:
-    """One kernel across the versions (None where a version lacks it)."""
+    """One kernel across the versions (None where a version lacks it): the kernels of
+    consecutive versions that :func:`match_kernels` paired, under their name in each version."""
 
-    name: str
-    display_name: str
+    name: str  # its name in the first version that has it
+    display_name: str  # the names it takes across the versions, shortened, joined by " → "
     durations_ns: tuple[float | None, ...]
-    speedup_vs_first: tuple[float | None, ...]
+    speedup_vs_first: tuple[float | None, ...]  # None in the first version: the baseline
     speedup_vs_previous: tuple[float | None, ...]
     criteria: tuple[tuple[str, tuple[float | None, ...]], ...]  # (criterion, value per version)
+    names: tuple[str | None, ...] = ()  # its name in each version
+    #: how version i's kernel was paired with version i - 1's (None: first, absent or rejoined)
+    matched_by: tuple[str | None, ...] = ()
+
+    @property
+    def title(self) -> str:
+        """Its full names across the versions, joined by " → "."""
+        return " → ".join(_distinct(self.names)) or self.name
 
 
 @dataclass(frozen=True)
@@ -82,6 +163,8 @@ class LedgerEntry:
     value_after: float
     predicted_speedup: float | None  # the previous version's potential speedup of the criterion
     measured_speedup: float | None  # the kernel's duration ratio between the two versions
+    to_kernel: str = ""  # its name in the later version
+    matched_by: str = EXACT
 
 
 @dataclass(frozen=True)
@@ -97,6 +180,8 @@ class KernelCheck:
     addressed_rise: float | None  # its value in the later version minus the earlier one
     addressed_predicted: float | None  # the earlier version's potential speedup of it
     addressed_error: float | None  # validation.error_factor(addressed_predicted, measured)
+    to_kernel: str = ""  # its name in the later version
+    matched_by: str = EXACT
 
 
 @dataclass(frozen=True)
@@ -120,6 +205,12 @@ class Comparison:
     kernels_not_shown: int
     ledger: tuple[LedgerEntry, ...]
     checks: tuple[PairCheck, ...] = ()  # one per pair of consecutive versions
+    matches: tuple[PairMatch, ...] = ()  # one per pair of consecutive versions
+
+    @property
+    def baseline(self) -> str:
+        """The first version's name: every "vs first" speedup is against it."""
+        return self.versions[0].name if self.versions else ""
 
 
 def parse_version(text: str) -> tuple[str, list[str]]:
@@ -127,17 +218,72 @@ def parse_version(text: str) -> tuple[str, list[str]]:
     name, sep, rest = text.partition("=")
     if not sep or not name.strip() or not rest.strip():
         raise UsageError(f"--version {text!r}: expected NAME=FILE[,FILE...] or NAME=FOLDER")
+    return name.strip(), _files(rest, f"--version {text!r}")
+
+
+def parse_paths(text: str) -> list[str]:
+    """A positional version: ``PATH[,PATH...]``, a PATH that is a folder standing for its files."""
+    if not text.strip(",").strip():
+        raise UsageError(f"compare {text!r}: expected FILE[,FILE...] or FOLDER")
+    name, sep, rest = text.partition("=")
+    first = rest.split(",")[0].strip()
+    if sep and not Path(text.split(",")[0].strip()).exists() and first and Path(first).exists():
+        raise UsageError(
+            f"compare {text!r}: a positional version is FILE[,FILE...] or FOLDER; name it with "
+            f"--label {name.strip()} (or give every version as --version NAME=FILES)"
+        )
+    return _files(text, f"compare {text!r}")
+
+
+def _files(text: str, what: str) -> list[str]:
     files: list[str] = []
-    for part in (p.strip() for p in rest.split(",")):
+    for part in (p.strip() for p in text.split(",")):
         path = Path(part)
-        if path.is_dir():
+        if part and path.is_dir():
             inside = sorted(str(f) for f in path.iterdir() if f.is_file() and f.name[:1] != ".")
             if not inside:
-                raise UsageError(f"--version {text!r}: folder {part} holds no files")
+                raise UsageError(f"{what}: folder {part} holds no files")
             files += inside
         elif part:
             files.append(part)
-    return name.strip(), files
+    return files
+
+
+def version_labels(paths: Sequence[str], labels: Sequence[str] = ()) -> list[str]:
+    """Labels of positional versions: ``labels`` in order, the others from the first file's name
+    without its suffix (``naive.ncu-rep`` -> ``naive``; a folder: its name).  Equal labels are
+    told apart by their parent folders (``run1/naive``, ``run2/naive``), then by ``-2``, ``-3``."""
+    if len(labels) > len(paths):
+        raise UsageError(f"compare: {len(labels)} --label values for {len(paths)} versions")
+    parts = [Path(text.split(",")[0].strip() or ".") for text in paths]
+    stems = [_stem(path) for path in parts]
+    names = [*labels, *stems[len(labels) :]]
+    files = [path.resolve() for path in parts]
+    auto = range(len(labels), len(names))
+    for depth in range(1, 4):  # up to three parent folders added to the labels still equal
+        dup = {n for n in names if names.count(n) > 1}
+        for i in auto:
+            if names[i] in dup and files.count(files[i]) == 1:  # the same file: numbered below
+                parents = [x for x in files[i].parent.parts if x != files[i].anchor]
+                names[i] = "/".join((*parents[-depth:], stems[i]))
+    for i in auto:
+        n, k = names[i], 2
+        while names[i] in names[:i]:
+            names[i], k = f"{n}-{k}", k + 1
+    return names
+
+
+#: compression suffixes dropped before the file's own suffix
+_COMPRESSED = (".gz", ".bz2", ".xz", ".zst")
+
+
+def _stem(path: Path) -> str:
+    """``naive.ncu-rep`` -> ``naive``, ``trace.csv.gz`` -> ``trace``; a folder: its name."""
+    if path.is_dir():
+        return path.resolve().name or str(path)
+    if path.suffix.lower() in _COMPRESSED:
+        path = path.with_suffix("")
+    return path.stem or path.name
 
 
 def looks_like_json(path: str) -> bool:
@@ -202,31 +348,385 @@ def _check_analysis(path: str, data: dict[str, Any]) -> None:
             )
 
 
-def compare(versions: Sequence[tuple[str, Sequence[str], Mapping[str, Any]]]) -> Comparison:
-    """The comparison of analyses (``to_json`` dicts) given as (name, files, data) in order."""
+def compare(
+    versions: Sequence[tuple[str, Sequence[str], Mapping[str, Any]]],
+    launches: Sequence[Mapping[str, KernelLaunch] | None] | None = None,
+    forced: Sequence[tuple[str, str]] = (),
+) -> Comparison:
+    """The comparison of analyses (``to_json`` dicts) given as (name, files, data) in order.
+
+    ``launches``: per version, :func:`launch_facts` of its profile (None for a saved analysis),
+    for the order+config stage of :func:`match_kernels`; ``forced``: the ``--match OLD=NEW``
+    pairs, each of which must apply to at least one pair of consecutive versions.
+    """
     names = [v[0] for v in versions]
     if len(set(names)) != len(names):
         raise UsageError(f"compare: version names must differ, got {', '.join(names)}")
+    facts = list(launches) if launches is not None else [None] * len(versions)
+    if len(facts) != len(versions):
+        raise ValueError("compare: one launches mapping (or None) per version")
     by_kernel = [{k["name"]: k for k in data["kernels"]} for _, _, data in versions]
-    order: dict[str, float] = {}
-    for kernels in by_kernel:
-        for name, k in kernels.items():
-            order.setdefault(name, -(k["duration_ns"] or 0.0))
-    ranked = sorted(order, key=lambda n: (order[n], n))
-    tracks = tuple(_track(n, by_kernel) for n in ranked)
-    ledger = tuple(e for n in ranked for e in _ledger(n, names, by_kernel))
-    checks = tuple(_check_pair(i, ranked, names, by_kernel) for i in range(1, len(names)))
+    raw: list[list[MatchedPair]] = []
+    applied: set[int] = set()
+    for i in range(1, len(versions)):
+        before, after = list(by_kernel[i - 1]), list(by_kernel[i])
+        resolved = resolve_forced(forced, before, after, names[i - 1], names[i])
+        applied |= {j for j, _, _ in resolved}
+        pairs = [(b, a) for _, b, a in resolved]
+        raw.append(match_kernels(before, after, facts[i - 1], facts[i], pairs))
+    for j, (old, new) in enumerate(forced):
+        if j not in applied:
+            raise UsageError(
+                f"--match {old}={new}: no two consecutive versions have {old} in the earlier "
+                f"and {new} in the later"
+            )
+    chains = _chains(by_kernel, raw)
+    ranked = sorted(chains, key=lambda c: _rank_key(c[0], by_kernel))
+    tracks = tuple(_track(kernels, methods, by_kernel) for kernels, methods in ranked)
+    ledger = tuple(e for t in tracks for e in _ledger(t, names, by_kernel))
+    matches = tuple(_pair_match(i, tracks, names, raw[i - 1]) for i in range(1, len(names)))
+    checks = tuple(_check_pair(i, tracks, m, by_kernel) for i, m in enumerate(matches, start=1))
+    times = [data["application"]["gpu_time_ns"] for _, _, data in versions]
     summaries = tuple(
         VersionSummary(
             name=name,
             files=tuple(files),
-            gpu_time_ns=data["application"]["gpu_time_ns"],
+            gpu_time_ns=times[i],
             potential_speedup=data["application"]["potential_speedup"],
             kernels=len(data["kernels"]),
+            speedup_vs_previous=_ratio(times[i - 1], times[i]) if i else None,
+            speedup_vs_first=_ratio(times[0], times[i]) if i else None,
         )
-        for name, files, data in versions
+        for i, (name, files, data) in enumerate(versions)
     )
-    return Comparison(summaries, tracks, max(0, len(ranked) - COMPARE_KERNELS), ledger, checks)
+    return Comparison(
+        summaries,
+        tracks,
+        max(0, len(tracks) - COMPARE_KERNELS),
+        ledger,
+        checks,
+        matches,
+    )
+
+
+def match_kernels(
+    before: Sequence[str],
+    after: Sequence[str],
+    before_launches: Mapping[str, KernelLaunch] | None = None,
+    after_launches: Mapping[str, KernelLaunch] | None = None,
+    forced: Sequence[tuple[str, str]] = (),
+) -> list[MatchedPair]:
+    """The kernels of two consecutive versions paired, in four stages, each among the kernels
+    the earlier ones left unmatched:
+
+    1. ``forced``: the ``(before, after)`` pairs given (names resolved by :func:`resolve_forced`);
+    2. ``exact``: the same name;
+    3. ``base name``: the same :func:`base_name`; several kernels of one base name (template
+       instances) are paired in launch order;
+    4. ``order+config``: with both versions' launches known, the remaining kernels in the order
+       of their first launch, aligned (:class:`difflib.SequenceMatcher`, order kept) where the
+       grid size in blocks and the block size in threads of their first launches agree.
+
+    Without launches a version's order is its kernel list's.
+    """
+    out: list[MatchedPair] = []
+    taken_before: set[str] = set()
+    taken_after: set[str] = set()
+
+    def take(b: str, a: str, method: str, config: tuple[int, int] | None = None) -> None:
+        out.append(MatchedPair(b, a, method, config))
+        taken_before.add(b)
+        taken_after.add(a)
+
+    for b, a in forced:
+        take(b, a, FORCED)
+    later = set(after)
+    for b in before:
+        if b not in taken_before and b in later and b not in taken_after:
+            take(b, b, EXACT)
+    left_before = sorted(
+        (n for n in before if n not in taken_before), key=_launch_rank(before, before_launches)
+    )
+    left_after = sorted(
+        (n for n in after if n not in taken_after), key=_launch_rank(after, after_launches)
+    )
+    groups: dict[str, list[str]] = {}
+    for a in left_after:
+        groups.setdefault(base_name(a), []).append(a)
+    for b in left_before:
+        candidates = groups.get(base_name(b))
+        if candidates:
+            take(b, candidates.pop(0), BASE_NAME)
+    if before_launches is None or after_launches is None:
+        return out
+    left_before = [n for n in left_before if n not in taken_before]
+    left_after = [n for n in left_after if n not in taken_after]
+    keys_before = [
+        _config_key(before_launches.get(n), "before", i) for i, n in enumerate(left_before)
+    ]
+    keys_after = [_config_key(after_launches.get(n), "after", i) for i, n in enumerate(left_after)]
+    aligned = difflib.SequenceMatcher(None, keys_before, keys_after, autojunk=False)
+    for block in aligned.get_matching_blocks():
+        for k in range(block.size):
+            b, a = left_before[block.a + k], left_after[block.b + k]
+            take(b, a, ORDER_CONFIG, before_launches[b].config)
+    return out
+
+
+def resolve_forced(
+    forced: Sequence[tuple[str, str]],
+    before: Sequence[str],
+    after: Sequence[str],
+    before_version: str = "",
+    after_version: str = "",
+) -> list[tuple[int, str, str]]:
+    """(index in ``forced``, kernel of ``before``, kernel of ``after``) of every ``--match
+    OLD=NEW`` that names a kernel of each version: its full name, or the base name of exactly
+    one kernel of that version.  A base name shared by several kernels, or a kernel forced
+    into two pairs, is a usage error."""
+    out: list[tuple[int, str, str]] = []
+    used: dict[tuple[str, str], str] = {}
+    for j, (old, new) in enumerate(forced):
+        b = _resolve(old, before, f"--match {old}={new}", before_version)
+        a = _resolve(new, after, f"--match {old}={new}", after_version)
+        if b is None or a is None:
+            continue
+        for side, name in (("before", b), ("after", a)):
+            key = (side, name)
+            if key in used:
+                raise UsageError(
+                    f"--match {old}={new}: {shorten(name)} is already paired by --match {used[key]}"
+                )
+            used[key] = f"{old}={new}"
+        out.append((j, b, a))
+    return out
+
+
+def _resolve(text: str, names: Sequence[str], what: str, version: str) -> str | None:
+    if text in names:
+        return text
+    wanted = base_name(text)
+    found = [n for n in names if base_name(n) == wanted]
+    if len(found) > 1:
+        listed = ", ".join(shorten(n) for n in found[:5])
+        raise UsageError(
+            f"{what}: {text} is the base name of {len(found)} kernels of {version or 'a version'}"
+            f" ({listed}{', ...' if len(found) > 5 else ''}); give the full name"
+        )
+    return found[0] if found else None
+
+
+def parse_match(text: str) -> tuple[str, str]:
+    """``OLD=NEW``: split at the one ``=`` outside brackets (a C++ name may hold one inside)."""
+    depth, cut = 0, []
+    for i, ch in enumerate(text):
+        if ch in "<([":
+            depth += 1
+        elif ch in ">)]" and depth:
+            depth -= 1
+        elif ch == "=" and depth == 0:
+            cut.append(i)
+    old, new = (text[: cut[0]].strip(), text[cut[0] + 1 :].strip()) if len(cut) == 1 else ("", "")
+    if not old or not new:
+        raise UsageError(f"--match {text!r}: expected OLD=NEW (two kernel names or base names)")
+    return old, new
+
+
+def launch_facts(launches: Any) -> dict[str, KernelLaunch]:
+    """Per kernel name, the rank and configuration of its first launch in a profile's
+    ``launches`` table (by start time, then launch id; launches without a start time last)."""
+    if launches is None or len(launches) == 0:
+        return {}
+    frame = launches.reset_index(drop=True)
+    frame = frame.assign(_row=range(len(frame))).sort_values(
+        ["start_ns", "launch_id", "_row"], na_position="last", kind="stable"
+    )
+    first = frame.drop_duplicates("name", keep="first")
+    out: dict[str, KernelLaunch] = {}
+    for order, row in enumerate(first.to_dict("records")):
+        out[str(row["name"])] = KernelLaunch(
+            order=order,
+            grid_blocks=_size(row.get("grid_x"), row.get("grid_y"), row.get("grid_z")),
+            block_threads=_size(row.get("block_x"), row.get("block_y"), row.get("block_z")),
+        )
+    return out
+
+
+def _size(x: Any, y: Any, z: Any) -> int | None:
+    """x * y * z with an unknown y or z taken as 1; None when x is unknown or a size is not
+    positive."""
+    known = [_count(v) for v in (x, y, z)]
+    if known[0] is None:
+        return None
+    sizes = [v if v is not None else 1 for v in known]
+    return sizes[0] * sizes[1] * sizes[2] if all(v > 0 for v in sizes) else None
+
+
+def _count(value: Any) -> int | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return int(number) if number == number and number not in (float("inf"), float("-inf")) else None
+
+
+def _launch_rank(names: Sequence[str], launches: Mapping[str, KernelLaunch] | None) -> Any:
+    """A sort key: launch order where known, then the kernel list's order."""
+    position = {n: i for i, n in enumerate(names)}
+
+    def key(name: str) -> tuple[int, int, int]:
+        fact = launches.get(name) if launches is not None else None
+        return (0, fact.order, position[name]) if fact is not None else (1, position[name], 0)
+
+    return key
+
+
+def _config_key(fact: KernelLaunch | None, side: str, i: int) -> tuple[Any, ...]:
+    """What must agree for the order+config stage; an unknown configuration agrees with none."""
+    config = fact.config if fact is not None else None
+    return ("config", *config) if config is not None else ("unknown", side, i)
+
+
+@functools.lru_cache(maxsize=4096)
+def demangle(name: str) -> str:
+    """An Itanium-mangled name (``_Z...``) demangled with the optional ``cpp-demangle``
+    package; without it (or where it fails) the mangled name's leading qualified function name
+    (``_ZN3cub11EmptyKernelIvEEvv`` -> ``cub::EmptyKernel``), else the name as it is."""
+    if not name.startswith("_Z"):
+        return name
+    try:
+        module: Any = importlib.import_module(DEMANGLER_MODULE)
+    except ImportError:
+        module = None
+    if module is not None:
+        try:
+            return str(module.demangle(name))
+        except Exception:  # any failure of the optional package: fall back
+            pass
+    return _mangled_function_name(name) or name
+
+
+#: the anonymous namespace, as the demangler writes it and as the mangled name holds it
+_ANONYMOUS = "(anonymous namespace)"
+_MANGLED_ANONYMOUS = re.compile(r"^_GLOBAL__N(_\w*)?$")
+
+
+def _mangled_function_name(name: str) -> str | None:
+    """The function's qualified name at the start of an Itanium-mangled name, or None."""
+    text = name[2:]
+    if text.startswith("L"):
+        text = text[1:]
+    parts: list[str] = []
+    nested = text.startswith("N")
+    if nested:
+        text = text.lstrip("N").lstrip("rVK")
+    while True:
+        if text.startswith("St"):
+            parts.append("std")
+            text = text[2:]
+            continue
+        digits = re.match(r"\d+", text)
+        if digits is None:
+            break
+        size, text = int(digits.group(0)), text[digits.end() :]
+        if size <= 0 or size > len(text):
+            return None
+        part = text[:size]
+        parts.append(_ANONYMOUS if _MANGLED_ANONYMOUS.match(part) else part)
+        text = text[size:]
+        if not nested:
+            break
+    return "::".join(parts) if parts and parts[-1] != "std" else None
+
+
+#: qualifiers that may follow a demangled parameter list or precede a name
+_QUALIFIERS = frozenset(("const", "volatile", "&", "&&", "noexcept", "static", "__global__"))
+_CLONE_SUFFIX = re.compile(r"\s*\[clone [^\]]*\]")
+
+
+@functools.lru_cache(maxsize=65536)
+def base_name(name: str) -> str:
+    """A kernel's name without return type, template arguments and parameter list, after
+    :func:`demangle`: ``void sgemm_naive<32>(int, float*)`` and ``sgemm_naive(int, float*)``
+    both give ``sgemm_naive``; ``ns::k<T>::run(int)`` gives ``ns::k::run``."""
+    text = _CLONE_SUFFIX.sub("", demangle(name.strip())).replace(_ANONYMOUS, "{anonymous}")
+    out, depth = [], 0
+    for ch in text:
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)" and depth:
+            depth -= 1
+        elif depth == 0:
+            out.append(ch)
+    tokens = [t for t in "".join(out).split() if t not in _QUALIFIERS]
+    return tokens[-1] if tokens else name.strip()
+
+
+def _distinct(names: Sequence[str | None]) -> list[str]:
+    """The names in order, None and repeats of the previous name left out."""
+    out: list[str] = []
+    for n in names:
+        if n is not None and (not out or out[-1] != n):
+            out.append(n)
+    return out
+
+
+def _chains(
+    by_kernel: list[dict[str, Mapping[str, Any]]], raw: list[list[MatchedPair]]
+) -> list[tuple[list[str | None], list[str | None]]]:
+    """(kernel name per version, match method per version) of every track: the kernels paired
+    from version to version; a kernel paired with none of the previous version's rejoins a
+    track that missed that version and last had its exact name, or starts a new one."""
+    n = len(by_kernel)
+    kernels: list[list[str | None]] = [[k, *([None] * (n - 1))] for k in by_kernel[0]] if n else []
+    methods: list[list[str | None]] = [[None] * n for _ in kernels]
+    for i in range(1, n):
+        where = {t[i - 1]: j for j, t in enumerate(kernels) if t[i - 1] is not None}
+        gapped: dict[str, int] = {}
+        for j, t in enumerate(kernels):
+            if t[i - 1] is None:
+                last = next((x for x in reversed(t[: i - 1]) if x is not None), None)
+                if last is not None:
+                    gapped.setdefault(last, j)
+        placed: set[str] = set()
+        for pair in raw[i - 1]:
+            j = where[pair.before]
+            kernels[j][i], methods[j][i] = pair.after, pair.method
+            placed.add(pair.after)
+        for name in by_kernel[i]:
+            if name in placed:
+                continue
+            j = gapped.pop(name, -1)
+            if j < 0:
+                kernels.append([None] * n)
+                methods.append([None] * n)
+            kernels[j][i] = name
+    return list(zip(kernels, methods, strict=True))
+
+
+def _rank_key(
+    kernels: list[str | None], by_kernel: list[dict[str, Mapping[str, Any]]]
+) -> tuple[float, str]:
+    """Longest first: the duration in the first version that has the kernel, then its name."""
+    i, name = next((i, n) for i, n in enumerate(kernels) if n is not None)
+    return (-(by_kernel[i][name]["duration_ns"] or 0.0), name)
+
+
+def _pair_match(
+    i: int, tracks: tuple[KernelTrack, ...], names: list[str], raw: list[MatchedPair]
+) -> PairMatch:
+    """Versions ``i - 1`` and ``i``'s pairs and unmatched kernels, in the order of the tracks."""
+    by_before = {p.before: p for p in raw}
+    pairs, only_from, only_to = [], [], []
+    for t in tracks:
+        b, a = t.names[i - 1], t.names[i]
+        if b is not None and a is not None:
+            pairs.append(by_before[b])
+        elif b is not None:
+            only_from.append(b)
+        elif a is not None:
+            only_to.append(a)
+    return PairMatch(names[i - 1], names[i], tuple(pairs), tuple(only_from), tuple(only_to))
 
 
 def regressions(comparison: Comparison, max_regression_pct: float) -> list[str]:
@@ -237,21 +737,46 @@ def regressions(comparison: Comparison, max_regression_pct: float) -> list[str]:
         for i in range(1, len(names)):
             s = track.speedup_vs_previous[i]
             if s is not None and s > 0 and (1 / s - 1) * 100 > max_regression_pct:
+                kernel = pair_display(track.names[i - 1], track.names[i], short=False)
                 lines.append(
-                    f"regression: {track.display_name} is {(1 / s - 1) * 100:.1f}% slower in "
+                    f"regression: {kernel} is {(1 / s - 1) * 100:.1f}% slower in "
                     f"{names[i]} than in {names[i - 1]} (limit {max_regression_pct:g}%)"
                 )
     return lines
 
 
+def unmatched_warnings(comparison: Comparison) -> list[str]:
+    """One line per kernel of a version pair that no stage of :func:`match_kernels` paired."""
+    lines = []
+    for m in comparison.matches:
+        for kernel, version, other in (
+            *((k, m.from_version, m.to_version) for k in m.only_in_from),
+            *((k, m.to_version, m.from_version) for k in m.only_in_to),
+        ):
+            lines.append(
+                f"{m.from_version} → {m.to_version}: kernel {shorten(kernel)} of {version} "
+                f"matches no kernel of {other} (pair it with --match OLD=NEW)"
+            )
+    return lines
+
+
+def pair_display(before: str | None, after: str | None, short: bool = True) -> str:
+    """A kernel of a version pair: its name, or ``before → after`` where the names differ."""
+    names = _distinct([before, after])
+    return " → ".join(shorten(n) if short else n for n in names)
+
+
 def to_json(comparison: Comparison) -> dict[str, Any]:
     return {
-        "schema": "cuda-advisor/comparison@1",
+        "schema": COMPARISON_SCHEMA,
+        "baseline": comparison.baseline,
         "versions": [
             {
                 "name": v.name,
                 "files": list(v.files),
                 "gpu_time_ns": v.gpu_time_ns,
+                "speedup_vs_previous": v.speedup_vs_previous,
+                "speedup_vs_first": v.speedup_vs_first,
                 "potential_speedup": v.potential_speedup,
                 "kernels": v.kernels,
             }
@@ -260,6 +785,8 @@ def to_json(comparison: Comparison) -> dict[str, Any]:
         "kernels": [
             {
                 "name": t.name,
+                "names": list(t.names),
+                "matched_by": list(t.matched_by),
                 "durations_ns": list(t.durations_ns),
                 "speedup_vs_first": list(t.speedup_vs_first),
                 "speedup_vs_previous": list(t.speedup_vs_previous),
@@ -268,9 +795,36 @@ def to_json(comparison: Comparison) -> dict[str, Any]:
             for t in comparison.kernels
         ],
         "kernels_not_shown": comparison.kernels_not_shown,
+        "matching": [
+            {
+                "from": m.from_version,
+                "to": m.to_version,
+                "counts": {method: m.count(method) for method in MATCH_METHODS},
+                "pairs": [
+                    {
+                        "from_kernel": p.before,
+                        "to_kernel": p.after,
+                        "matched_by": p.method,
+                        **(
+                            {"grid_blocks": p.config[0], "block_threads": p.config[1]}
+                            if p.config is not None
+                            else {}
+                        ),
+                    }
+                    for p in m.pairs
+                ],
+                "unmatched": {
+                    "only_in_from": list(m.only_in_from),
+                    "only_in_to": list(m.only_in_to),
+                },
+            }
+            for m in comparison.matches
+        ],
         "prediction_ledger": [
             {
                 "kernel": e.kernel,
+                "to_kernel": e.to_kernel,
+                "matched_by": e.matched_by,
                 "criterion": e.criterion,
                 "from": e.from_version,
                 "to": e.to_version,
@@ -289,8 +843,8 @@ def to_json(comparison: Comparison) -> dict[str, Any]:
 #: what :class:`PairCheck` scores, for the JSON and the HTML/Markdown
 LEDGER_CHECK_NOTE = (
     "Scored with advisor.validation, as benchmarks/speedup_validation.py scores tuning steps: "
-    "one step per kernel found in both versions, measured speedup = earlier duration / later "
-    "duration. 'overall' is the earlier version's overall potential speedup of the kernel; "
+    "one step per kernel matched between the versions, measured speedup = earlier duration / "
+    "later duration. 'overall' is the earlier version's overall potential speedup of the kernel; "
     "'addressed' is the potential speedup of the addressed criterion, which compare infers from "
     "the data (it does not know the change): the criterion whose value rose most, by at least "
     f"{IMPROVED_MIN_DELTA:g}. Error factor = exp(|ln(predicted / measured)|); bounds share = "
@@ -320,6 +874,8 @@ def _check_json(p: PairCheck) -> dict[str, Any]:
         "kernels": [
             {
                 "kernel": k.kernel,
+                "to_kernel": k.to_kernel,
+                "matched_by": k.matched_by,
                 "measured_speedup": k.measured_speedup,
                 "overall_predicted": k.overall_predicted,
                 "overall_error_factor": k.overall_error,
@@ -334,37 +890,43 @@ def _check_json(p: PairCheck) -> dict[str, Any]:
     }
 
 
-def _track(name: str, by_kernel: list[dict[str, Mapping[str, Any]]]) -> KernelTrack:
-    durations = tuple(
-        (k.get(name) or {}).get("duration_ns") if name in k else None for k in by_kernel
-    )
+def _track(
+    kernels: list[str | None],
+    methods: list[str | None],
+    by_kernel: list[dict[str, Mapping[str, Any]]],
+) -> KernelTrack:
+    found = [by_kernel[i][n] if n is not None else None for i, n in enumerate(kernels)]
+    durations = tuple(k["duration_ns"] if k is not None else None for k in found)
     first = durations[0]
     return KernelTrack(
-        name=name,
-        display_name=shorten(name),
+        name=next(n for n in kernels if n is not None),
+        display_name=" → ".join(shorten(n) for n in _distinct(kernels)),
         durations_ns=durations,
-        speedup_vs_first=tuple(_ratio(first, d) for d in durations),
+        speedup_vs_first=(None, *(_ratio(first, d) for d in durations[1:])),
         speedup_vs_previous=(None, *(_ratio(a, b) for a, b in itertools.pairwise(durations))),
-        criteria=tuple((c, tuple(_value(k.get(name), c) for k in by_kernel)) for c in CRITERIA),
+        criteria=tuple((c, tuple(_value(k, c) for k in found)) for c in CRITERIA),
+        names=tuple(kernels),
+        matched_by=tuple(methods),
     )
 
 
 def _ledger(
-    name: str, names: list[str], by_kernel: list[dict[str, Mapping[str, Any]]]
+    track: KernelTrack, names: list[str], by_kernel: list[dict[str, Mapping[str, Any]]]
 ) -> list[LedgerEntry]:
     out = []
     for i in range(1, len(names)):
-        before, after = by_kernel[i - 1].get(name), by_kernel[i].get(name)
-        if before is None or after is None:
+        b, a = track.names[i - 1], track.names[i]
+        if b is None or a is None:
             continue
+        before, after = by_kernel[i - 1][b], by_kernel[i][a]
         measured = _ratio(before["duration_ns"], after["duration_ns"])
         for c in CRITERIA:
             v0, v1 = _value(before, c), _value(after, c)
             if v0 is not None and v1 is not None and v1 - v0 >= IMPROVED_MIN_DELTA:
                 out.append(
                     LedgerEntry(
-                        kernel=name,
-                        display_name=shorten(name),
+                        kernel=b,
+                        display_name=pair_display(b, a),
                         criterion=c,
                         from_version=names[i - 1],
                         to_version=names[i],
@@ -372,18 +934,24 @@ def _ledger(
                         value_after=v1,
                         predicted_speedup=before["criteria"][c]["potential_speedup"],
                         measured_speedup=measured,
+                        to_kernel=a,
+                        matched_by=track.matched_by[i] or EXACT,
                     )
                 )
     return out
 
 
 def _check_pair(
-    i: int, ranked: list[str], names: list[str], by_kernel: list[dict[str, Mapping[str, Any]]]
+    i: int,
+    tracks: tuple[KernelTrack, ...],
+    match: PairMatch,
+    by_kernel: list[dict[str, Mapping[str, Any]]],
 ) -> PairCheck:
-    """Versions ``i - 1`` and ``i`` scored as benchmark steps, one per kernel in both."""
-    before, after = by_kernel[i - 1], by_kernel[i]
+    """Versions ``i - 1`` and ``i`` scored as benchmark steps, one per matched kernel."""
     kernels = tuple(
-        _check_kernel(n, before[n], after[n]) for n in ranked if n in before and n in after
+        _check_kernel(b, a, by_kernel[i - 1][b], by_kernel[i][a], t.matched_by[i] or EXACT)
+        for t in tracks
+        if (b := t.names[i - 1]) is not None and (a := t.names[i]) is not None
     )
     # the overall pairs summarize keeps (both sides positive and finite) bound the bounds share
     bounded = [
@@ -394,20 +962,22 @@ def _check_pair(
         and k.measured_speedup is not None
     ]
     return PairCheck(
-        from_version=names[i - 1],
-        to_version=names[i],
+        from_version=match.from_version,
+        to_version=match.to_version,
         kernels=kernels,
         overall=validation.summarize((k.overall_predicted, k.measured_speedup) for k in kernels),
         addressed=validation.summarize(
             (k.addressed_predicted, k.measured_speedup) for k in kernels if k.addressed is not None
         ),
         bounds_share=validation.bounds_share([p for p, _ in bounded], [m for _, m in bounded]),
-        only_in_from=tuple(n for n in ranked if n in before and n not in after),
-        only_in_to=tuple(n for n in ranked if n in after and n not in before),
+        only_in_from=match.only_in_from,
+        only_in_to=match.only_in_to,
     )
 
 
-def _check_kernel(name: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> KernelCheck:
+def _check_kernel(
+    name: str, to_name: str, before: Mapping[str, Any], after: Mapping[str, Any], method: str
+) -> KernelCheck:
     measured = _ratio(before["duration_ns"], after["duration_ns"])
     overall = _speedup(before.get("potential_speedup"))
     addressed: str | None = None
@@ -421,7 +991,7 @@ def _check_kernel(name: str, before: Mapping[str, Any], after: Mapping[str, Any]
     )
     return KernelCheck(
         kernel=name,
-        display_name=shorten(name),
+        display_name=pair_display(name, to_name),
         measured_speedup=measured,
         overall_predicted=overall,
         overall_error=_error(overall, measured),
@@ -429,6 +999,8 @@ def _check_kernel(name: str, before: Mapping[str, Any], after: Mapping[str, Any]
         addressed_rise=None if addressed is None else rise,
         addressed_predicted=predicted,
         addressed_error=_error(predicted, measured),
+        to_kernel=to_name,
+        matched_by=method,
     )
 
 

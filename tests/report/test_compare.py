@@ -5,6 +5,7 @@ unmatched kernels, the --max-regression gate, escaping and determinism."""
 from __future__ import annotations
 
 import csv
+import importlib.util
 import io
 import json
 from html.parser import HTMLParser
@@ -18,6 +19,7 @@ from advisor import validation
 from advisor.cli import main
 from advisor.render import compare as render_compare
 from advisor.report import compare
+from tests.cli_helpers import assert_one_line_error, run
 
 NAIVE = "transposeNaive(float*, const float*, int, int)"
 
@@ -55,7 +57,9 @@ def test_speedups_and_regression_gate(samples: Path, tmp_path: Path) -> None:
     naive = next(k for k in data["kernels"] if k["name"] == NAIVE)
     # durations doubled: v1 / v2 = 0.5 for transposeNaive, 1.0 for the others
     assert abs(naive["speedup_vs_previous"][1] - 0.5) < 1e-9
-    assert naive["speedup_vs_first"][0] == 1.0
+    # the first version is the baseline: no speedup versus itself
+    assert naive["speedup_vs_first"][0] is None and data["baseline"] == "v1"
+    assert abs(naive["speedup_vs_first"][1] - 0.5) < 1e-9
     others = [k for k in data["kernels"] if k["name"] != NAIVE]
     assert all(abs(k["speedup_vs_previous"][1] - 1.0) < 1e-9 for k in others)
     gate = CliRunner().invoke(main, [*args, "--json", str(js), "--max-regression", "50"])
@@ -114,8 +118,8 @@ def test_version_names_and_files_are_checked(samples: Path, tmp_path: Path) -> N
 def test_compare_html_escapes_and_is_deterministic(samples: Path, tmp_path: Path) -> None:
     f = f"{samples / 'synthetic_nvprof_gputrace.csv'},{samples / 'synthetic_nvprof_metrics.csv'}"
     outputs = []
-    for run in ("a", "b"):
-        out = tmp_path / f"{run}.html"
+    for label in ("a", "b"):
+        out = tmp_path / f"{label}.html"
         result = CliRunner().invoke(
             main,
             ["compare", "--version", f"<b>v1</b>={f}", "--version", f"v2\"'={f}", "-o", str(out)],
@@ -378,3 +382,390 @@ def test_every_kernel_is_in_the_json_and_the_gate() -> None:
     assert "2 more kernels are in the JSON output" in page
     assert "2 more kernels are in the JSON output" in render_compare.markdown(result)
     assert result.checks[0].overall.n == count
+
+
+# ---------------------------------------------------------------------------------------------
+# kernel matching: forced, exact, base name, launch order and configuration; unmatched warnings
+
+
+def _version(*kernels: tuple[str, float]) -> dict[str, Any]:
+    """A saved analysis of kernels given as (name, duration)."""
+    return _analysis([_kernel(name, duration, 1.5, {}) for name, duration in kernels])
+
+
+def _launch(order: int, grid: int | None = 1024, block: int | None = 256) -> compare.KernelLaunch:
+    return compare.KernelLaunch(order=order, grid_blocks=grid, block_threads=block)
+
+
+def _warnings(stderr: str) -> list[str]:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert all(line.startswith("cuda-advisor: warning: ") for line in lines), stderr
+    return lines
+
+
+@pytest.mark.parametrize(
+    ("name", "base"),
+    [
+        ("sgemm_naive(int, int, float const*, float*)", "sgemm_naive"),
+        ("void sgemm_naive<32, 4>(int, float const*)", "sgemm_naive"),
+        ("sgemm_naive", "sgemm_naive"),
+        ("void ns::kernel<float>::run<(int)2>(float*) const", "ns::kernel::run"),
+        ("(anonymous namespace)::scale(float*, int)", "{anonymous}::scale"),
+        ("foo(float*) [clone .cuda.1]", "foo"),
+        ("unsigned int reduce<std::pair<int, int> >(int)", "reduce"),
+        # mangled: the same base name with or without the optional demangler
+        ("_Z11sgemm_naiveiiifPKfS0_fPf", "sgemm_naive"),
+        ("_Z18transposeCoalescedILi32EEvPfPKfii", "transposeCoalesced"),
+        ("_ZN3cub11EmptyKernelIvEEvv", "cub::EmptyKernel"),
+        ("_ZN12_GLOBAL__N_16kernelEPf", "{anonymous}::kernel"),
+    ],
+)
+@pytest.mark.parametrize("demangler", ["installed", "absent"])
+def test_base_name(name: str, base: str, demangler: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    if demangler == "installed":
+        pytest.importorskip(compare.DEMANGLER_MODULE)
+    else:  # the optional package missing: the built-in reading of the mangled name
+        monkeypatch.setattr(compare, "DEMANGLER_MODULE", "cuda_advisor_no_such_demangler")
+    compare.demangle.cache_clear()
+    compare.base_name.cache_clear()
+    try:
+        assert compare.base_name(name) == base
+    finally:
+        compare.demangle.cache_clear()
+        compare.base_name.cache_clear()
+
+
+def test_demangle_with_and_without_the_optional_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    mangled = "_Z11sgemm_naiveiiifPKfS0_fPf"
+    assert compare.demangle("sgemm_naive(int)") == "sgemm_naive(int)"  # not mangled: kept
+    monkeypatch.setattr(compare, "DEMANGLER_MODULE", "cuda_advisor_no_such_demangler")
+    compare.demangle.cache_clear()
+    assert compare.demangle(mangled) == "sgemm_naive"  # the function name, read by hand
+    assert compare.demangle("_Zgarbage") == "_Zgarbage"  # unreadable: kept as it is
+    monkeypatch.undo()
+    compare.demangle.cache_clear()
+    if importlib.util.find_spec(compare.DEMANGLER_MODULE) is not None:
+        full = "sgemm_naive(int, int, int, float, float const*, float const*, float, float*)"
+        assert compare.demangle(mangled) == full
+    compare.demangle.cache_clear()
+
+
+def test_kernels_are_matched_by_exact_then_base_name_then_order_and_configuration() -> None:
+    before = _version(
+        ("copy(float*)", 50.0),
+        ("sgemm_naive(int, float*)", 400.0),
+        ("void tile<8>(float*)", 100.0),
+        ("void tile<16>(float*)", 90.0),
+        ("old_reduce(float*)", 80.0),
+        ("old_scan(float*)", 70.0),
+        ("gone(float*)", 5.0),
+    )
+    after = _version(
+        ("copy(float*)", 40.0),
+        ("void sgemm_naive<32>(int, float*)", 200.0),
+        ("void tile<32>(float*)", 60.0),
+        ("void tile<64>(float*)", 50.0),
+        ("new_scan(float*)", 35.0),
+        ("new_reduce(float*)", 20.0),
+        ("extra(float*)", 1.0),
+    )
+    # launch order: the reduce runs before the scan in both versions; the renamed reduce keeps
+    # 1024 x 256 threads; the renamed scan reshaped its block but kept 64 x 512 threads
+    launches_before = {
+        "copy(float*)": _launch(0),
+        "sgemm_naive(int, float*)": _launch(1),
+        "void tile<16>(float*)": _launch(2),
+        "void tile<8>(float*)": _launch(3),
+        "old_reduce(float*)": _launch(4),
+        "old_scan(float*)": _launch(5, 64, 512),
+        "gone(float*)": _launch(6, 1, 32),
+    }
+    launches_after = {
+        "copy(float*)": _launch(0),
+        "void sgemm_naive<32>(int, float*)": _launch(1),
+        "void tile<32>(float*)": _launch(2),
+        "void tile<64>(float*)": _launch(3),
+        "new_reduce(float*)": _launch(4),
+        "new_scan(float*)": _launch(5, 64, 512),
+        "extra(float*)": _launch(6, 2, 32),
+    }
+    result = compare.compare(
+        [("a", ["x"], before), ("b", ["y"], after)], [launches_before, launches_after]
+    )
+    (match,) = result.matches
+    pairs = {(p.before, p.after): p.method for p in match.pairs}
+    assert pairs == {
+        ("copy(float*)", "copy(float*)"): "exact",
+        ("sgemm_naive(int, float*)", "void sgemm_naive<32>(int, float*)"): "base name",
+        # template instances of one base name: paired in launch order
+        ("void tile<16>(float*)", "void tile<32>(float*)"): "base name",
+        ("void tile<8>(float*)", "void tile<64>(float*)"): "base name",
+        ("old_reduce(float*)", "new_reduce(float*)"): "order+config",
+        ("old_scan(float*)", "new_scan(float*)"): "order+config",
+    }
+    assert (match.only_in_from, match.only_in_to) == (("gone(float*)",), ("extra(float*)",))
+    sgemm = next(t for t in result.kernels if t.name == "sgemm_naive(int, float*)")
+    assert sgemm.speedup_vs_previous == (None, 2.0) and sgemm.matched_by == (None, "base name")
+    assert sgemm.display_name == "sgemm_naive(int, float*) → void sgemm_naive<32>(int, float*)"
+    assert compare.unmatched_warnings(result) == [
+        "a → b: kernel gone(float*) of a matches no kernel of b (pair it with --match OLD=NEW)",
+        "a → b: kernel extra(float*) of b matches no kernel of a (pair it with --match OLD=NEW)",
+    ]
+    # without launches (saved analyses) there is no order+config stage
+    plain = compare.compare([("a", ["x"], before), ("b", ["y"], after)])
+    assert plain.matches[0].count(compare.ORDER_CONFIG) == 0
+    assert len(plain.matches[0].only_in_from) == 3 and len(plain.matches[0].only_in_to) == 3
+
+
+def test_order_and_configuration_keeps_the_launch_order() -> None:
+    """The stage aligns the two launch sequences: a kernel is never paired across another
+    pair, a different configuration is never paired, an unknown one neither."""
+    lb = {"a1": _launch(0, 8), "a2": _launch(1, 16), "a3": _launch(2, 32), "a4": _launch(3, None)}
+    la = {"b1": _launch(0, 16), "b2": _launch(1, 32), "b3": _launch(2, 8), "b4": _launch(3, None)}
+    pairs = compare.match_kernels(list(lb), list(la), lb, la)
+    assert [(p.before, p.after, p.method, p.config) for p in pairs] == [
+        ("a2", "b1", "order+config", (16, 256)),
+        ("a3", "b2", "order+config", (32, 256)),
+    ]
+
+
+def test_launch_facts_from_a_profile_table() -> None:
+    import pandas as pd
+
+    frame = pd.DataFrame(
+        {
+            "launch_id": [0, 1, 2, 3],
+            "name": ["k", "j", "k", "m"],
+            "start_ns": [30.0, 10.0, 40.0, float("nan")],
+            "grid_x": [32, 4, 64, 2],
+            "grid_y": [32, pd.NA, 1, 1],
+            "grid_z": [1, 1, 1, 1],
+            "block_x": [32, 128, 32, 256],
+            "block_y": [32, 1, 32, 1],
+            "block_z": [1, 1, 1, pd.NA],
+        }
+    )
+    facts = compare.launch_facts(frame)
+    assert facts == {
+        "j": compare.KernelLaunch(0, 4, 128),  # launched first; an unknown grid_y counts as 1
+        "k": compare.KernelLaunch(1, 1024, 1024),  # its first launch's configuration
+        "m": compare.KernelLaunch(2, 2, 256),  # no start time: after those that have one
+    }
+    assert compare.launch_facts(frame.iloc[0:0]) == {}
+
+
+def test_forced_match_comes_first_and_is_checked() -> None:
+    before = _version(("alpha(int)", 100.0), ("beta(int)", 100.0))
+    after = _version(("alpha(int)", 50.0), ("gamma(int)", 25.0))
+    versions = [("a", ["x"], before), ("b", ["y"], after)]
+    # by base name (no parameter list) or by full name; it overrides the exact match
+    result = compare.compare(versions, forced=[("beta", "alpha(int)")])
+    (match,) = result.matches
+    assert [(p.before, p.after, p.method) for p in match.pairs] == [
+        ("beta(int)", "alpha(int)", "forced")
+    ]
+    assert match.only_in_from == ("alpha(int)",) and match.only_in_to == ("gamma(int)",)
+    with pytest.raises(compare.UsageError, match="no two consecutive versions"):
+        compare.compare(versions, forced=[("delta", "gamma")])
+    with pytest.raises(compare.UsageError, match="already paired"):
+        compare.compare(versions, forced=[("alpha", "gamma"), ("beta", "gamma")])
+    twins = _version(("void t<1>(int)", 1.0), ("void t<2>(int)", 1.0))
+    with pytest.raises(compare.UsageError, match="base name of 2 kernels"):
+        compare.compare([("a", ["x"], twins), ("b", ["y"], after)], forced=[("t", "gamma")])
+    assert compare.parse_match("void k<(bool)1>(int)=k2") == ("void k<(bool)1>(int)", "k2")
+    for bad in ("k", "=k", "k=", "a=b=c"):
+        with pytest.raises(compare.UsageError, match="OLD=NEW"):
+            compare.parse_match(bad)
+
+
+def test_tracks_chain_renames_and_rejoin_after_a_gap() -> None:
+    v1 = _version(("k(int)", 100.0), ("sometimes(int)", 10.0))
+    v2 = _version(("void k<2>(int)", 50.0))
+    v3 = _version(("k_fused(int)", 25.0), ("sometimes(int)", 5.0))
+    result = compare.compare(
+        [("v1", ["a"], v1), ("v2", ["b"], v2), ("v3", ["c"], v3)],
+        forced=[("k", "k_fused")],
+    )
+    main_track, gapped = result.kernels
+    assert main_track.names == ("k(int)", "void k<2>(int)", "k_fused(int)")
+    assert main_track.matched_by == (None, "base name", "forced")
+    assert main_track.speedup_vs_first == (None, 2.0, 4.0)
+    assert main_track.speedup_vs_previous == (None, 2.0, 2.0)
+    # missing from v2: unmatched in both pairs, but one track again in v3 by its exact name
+    assert gapped.names == ("sometimes(int)", None, "sometimes(int)")
+    assert gapped.speedup_vs_previous == (None, None, None)
+    assert gapped.speedup_vs_first == (None, None, 2.0)
+    assert [m.only_in_from for m in result.matches] == [("sometimes(int)",), ()]
+    assert [m.only_in_to for m in result.matches] == [(), ("sometimes(int)",)]
+    # the totals: 110 -> 50 -> 30 ns
+    assert [v.speedup_vs_previous for v in result.versions] == [None, 2.2, 50 / 30]
+    assert [v.speedup_vs_first for v in result.versions] == [None, 2.2, 110 / 30]
+
+
+def _renamed(samples: Path, folder: Path, renames: dict[str, str]) -> Path:
+    """The synthetic nvprof trace and metrics with kernels renamed, in ``folder``."""
+    folder.mkdir()
+    for source, target in (
+        ("synthetic_nvprof_gputrace.csv", "trace.csv"),
+        ("synthetic_nvprof_metrics.csv", "metrics.csv"),
+    ):
+        text = (samples / source).read_text(encoding="utf-8")
+        for old, new in renames.items():
+            text = text.replace(old, new)
+        (folder / target).write_text(text, encoding="utf-8")
+    return folder
+
+
+COALESCED = "transposeCoalesced(float*, const float*, int, int)"
+
+
+def test_cli_positional_versions_matching_warnings_and_outputs(
+    samples: Path, tmp_path: Path
+) -> None:
+    base = f"{samples / 'synthetic_nvprof_gputrace.csv'},{samples / 'synthetic_nvprof_metrics.csv'}"
+    # v2 renames transposeNaive (same launch configuration) and templates transposeCoalesced
+    v2 = _renamed(
+        samples,
+        tmp_path / "tuned",
+        {NAIVE: "transposeRenamed(float*, const float*, int, int)",
+         COALESCED: "void transposeCoalesced<32>(float*, const float*, int, int)"},
+    )  # fmt: skip
+    js, out, md = tmp_path / "c.json", tmp_path / "c.html", tmp_path / "c.md"
+    code, stdout, stderr = run(
+        "compare", base, str(v2), "--json", str(js), "-o", str(out), "--markdown", str(md), "-q"
+    )
+    assert code == 0, stderr
+    assert stdout == "" and stderr == ""  # every kernel matched: no warning
+    data = json.loads(js.read_text(encoding="utf-8"))
+    # labels from the first file's name and the folder's name
+    assert [v["name"] for v in data["versions"]] == ["synthetic_nvprof_gputrace", "tuned"]
+    assert (
+        data["schema"] == "cuda-advisor/comparison@2"
+        and data["baseline"] == data["versions"][0]["name"]
+    )
+    (matching,) = data["matching"]
+    assert matching["counts"] == {"forced": 0, "exact": 1, "base name": 1, "order+config": 1}
+    methods = {p["from_kernel"]: (p["to_kernel"], p["matched_by"]) for p in matching["pairs"]}
+    assert methods[NAIVE] == ("transposeRenamed(float*, const float*, int, int)", "order+config")
+    assert methods[COALESCED][1] == "base name"
+    naive = next(k for k in data["kernels"] if k["name"] == NAIVE)
+    assert naive["matched_by"] == [None, "order+config"]
+    assert naive["speedup_vs_previous"][1] == pytest.approx(1.0)
+    ledger_pairs = data["prediction_ledger_pairs"][0]["kernels"]
+    assert {k["matched_by"] for k in ledger_pairs} == {"exact", "base name", "order+config"}
+    # total GPU-time speedup, the baseline and the matching in the HTML and the Markdown
+    page, text = out.read_text(encoding="utf-8"), md.read_text(encoding="utf-8")
+    assert data["versions"][1]["speedup_vs_previous"] == pytest.approx(1.0)
+    assert "| synthetic\\_nvprof\\_gputrace | " in text and "| baseline | baseline |" in text
+    assert "| tuned | " in text and "| 1.00x | 1.00x |" in text
+    # the kernel rows: the first version is the baseline, the second shows its speedup
+    rows = [line for line in text.split("### Kernel matching")[0].splitlines() if "ms (" in line]
+    assert len(rows) == 3
+    assert all(row.split(" | ")[1].endswith("ms (baseline)") for row in rows)
+    assert all(row.split(" | ")[2].endswith("ms (1.00x) |") for row in rows)
+    assert "| synthetic\\_nvprof\\_gputrace → tuned | 0 | 1 | 1 | 1 | 0 | 0 |" in text
+    assert (
+        "| transposeNaive(float\\*, const float\\*, int, int) | transposeRenamed(float\\*, "
+        "const float\\*, int, int) | order+config (16,384 blocks × 256 threads) |" in text
+    )
+    assert "| base name |" in text
+    assert page.count('class="match-row"') == 1 and page.count('class="match-pair-row"') == 2
+    assert '<td class="match">order+config</td>' in page
+    assert '<td class="num">baseline</td>' in page
+
+    # one kernel dropped from v3: a warning line for it, and --match pairs two others by force
+    v3 = _renamed(samples, tmp_path / "v3", {NAIVE: "other(int)"})
+    for part in ("trace.csv", "metrics.csv"):
+        lines = (v3 / part).read_text(encoding="utf-8").splitlines()
+        (v3 / part).write_text(
+            "\n".join(line for line in lines if "transposeNoBankConflicts" not in line) + "\n",
+            encoding="utf-8",
+        )
+    code, _, stderr = run(
+        "compare", base, str(v3), "--label", "v1", "--label", "v3", "--json", str(js), "-q",
+        "--match", f"{NAIVE}=other",
+    )  # fmt: skip
+    assert code == 0, stderr
+    (warning,) = _warnings(stderr)
+    assert warning == (
+        "cuda-advisor: warning: v1 → v3: kernel transposeNoBankConflicts(float*, const float*, "
+        "int, int) of v1 matches no kernel of v3 (pair it with --match OLD=NEW)"
+    )
+    data = json.loads(js.read_text(encoding="utf-8"))
+    assert data["matching"][0]["counts"]["forced"] == 1
+    assert data["matching"][0]["unmatched"]["only_in_from"] == [
+        "transposeNoBankConflicts(float*, const float*, int, int)"
+    ]
+
+
+def test_cli_version_syntax_errors(samples: Path, tmp_path: Path) -> None:
+    f = str(samples / "synthetic_nvprof_gputrace.csv")
+    js = str(tmp_path / "c.json")
+    for args, needle in (
+        (["compare", f, "--version", f"v={f}", "--json", js], "not both"),
+        (["compare", "--version", f"a={f}", "--version", f"b={f}", "--label", "x", "--json", js],
+         "--label"),
+        (["compare", f, f, "--label", "a", "--label", "b", "--label", "c", "--json", js],
+         "3 --label values for 2 versions"),
+        (["compare", "--json", js], "give the versions"),
+        (["compare", f, f, "--label", "same", "--label", "same", "--json", js], "must differ"),
+        (["compare", f, f, "--match", "nothing", "--json", js], "OLD=NEW"),
+        (["compare", f, f, "--match", "nope=nada", "--json", js], "no two consecutive"),
+        (["compare", f"v1={f}", f"v2={f}", "--json", js], "--label v1"),
+    ):  # fmt: skip
+        code, _, stderr = run(*args)
+        assert code == 2, (args, stderr)
+        assert_one_line_error(stderr, needle)
+
+
+def test_positional_labels_are_told_apart(tmp_path: Path) -> None:
+    for folder in ("run1", "run2"):
+        (tmp_path / folder).mkdir()
+    one, two = str(tmp_path / "run1" / "naive.ncu-rep"), str(tmp_path / "run2" / "naive.ncu-rep")
+    assert compare.version_labels([one, str(tmp_path / "x.csv.gz")]) == ["naive", "x"]
+    assert compare.version_labels([one, two]) == ["run1/naive", "run2/naive"]
+    assert compare.version_labels([one, one]) == ["naive", "naive-2"]  # the same file twice
+    assert compare.version_labels([one, two], ["before"]) == ["before", "naive"]
+    assert compare.version_labels([f"{one},{two}", str(tmp_path / "run2")]) == ["naive", "run2"]
+
+
+def test_same_file_twice_positionally(samples: Path, tmp_path: Path) -> None:
+    f = str(samples / "synthetic_ncu_raw.csv")
+    js = tmp_path / "c.json"
+    code, _, stderr = run("compare", f, f, "--json", str(js), "-q")
+    assert code == 0 and stderr == ""
+    data = json.loads(js.read_text(encoding="utf-8"))
+    names = [v["name"] for v in data["versions"]]
+    assert len(set(names)) == 2 and names[1] == names[0] + "-2"
+    assert data["versions"][1]["speedup_vs_previous"] == 1.0
+
+
+def test_real_cudacode_pair_is_matched(real_profiles: Path, tmp_path: Path) -> None:
+    """The issue's case: naive_gemm and sgemm_global_mem_coalesce differ in name and base name
+    and in block shape (32x32 vs 1024x1), but launch first with 32x32 blocks of 1024 threads."""
+    folder = real_profiles / "reports" / "CudaCode"
+    js, md, out = tmp_path / "c.json", tmp_path / "c.md", tmp_path / "c.html"
+    code, _, stderr = run(
+        "compare", str(folder / "naive.ncu-rep"), str(folder / "global_mem_coalesce.ncu-rep"),
+        "--json", str(js), "--markdown", str(md), "-o", str(out), "-q",
+    )  # fmt: skip
+    assert code == 0, stderr
+    assert "warning" not in stderr
+    data = json.loads(js.read_text(encoding="utf-8"))
+    assert [v["name"] for v in data["versions"]] == ["naive", "global_mem_coalesce"]
+    (track,) = data["kernels"]
+    assert track["names"][0].startswith("naive_gemm(")
+    assert track["names"][1].startswith("sgemm_global_mem_coalesce(")
+    assert track["matched_by"] == [None, "order+config"]
+    assert track["speedup_vs_previous"][1] == pytest.approx(9.582 / 9.295, rel=1e-3)
+    assert data["versions"][0]["speedup_vs_previous"] is None
+    assert data["versions"][1]["speedup_vs_previous"] == pytest.approx(9.582 / 9.295, rel=1e-3)
+    assert data["matching"][0]["unmatched"] == {"only_in_from": [], "only_in_to": []}
+    (pair,) = data["matching"][0]["pairs"]
+    assert (pair["grid_blocks"], pair["block_threads"]) == (1024, 1024)
+    text = md.read_text(encoding="utf-8")
+    assert "| naive | 9.582 ms | baseline | baseline |" in text
+    assert f"| global\\_mem\\_coalesce | 9.295 ms | {9.582 / 9.295:.2f}x |" in text
+    assert "n/a | n/a" not in text.split("### Kernel matching")[0]
+    assert "order+config (1,024 blocks × 1,024 threads)" in out.read_text(encoding="utf-8")
+    assert "| order+config (1,024 blocks × 1,024 threads) |" in text
