@@ -156,6 +156,13 @@ TABLES: dict[str, dict[str, str]] = {
         "memory_clock_hz": FLOAT,
         "memory_bandwidth_bytes_per_s": FLOAT,
         "l2_bytes": FLOAT,
+        # per-SM limits as the profiler reports them (ncu device__attribute_max_*_per_multi-
+        # processor, the nvprof and nsys device tables); missing where the file does not say
+        "max_warps_per_sm": INT,
+        "max_threads_per_sm": INT,
+        "max_blocks_per_sm": INT,
+        "registers_per_sm": INT,  # 32-bit registers
+        "shared_bytes_per_sm": FLOAT,  # largest shared-memory carve-out per SM
     },
 }
 

@@ -28,6 +28,7 @@ from typing import Any
 from advisor import jsonfile
 from advisor.devices.database import (
     LATENCY_LEVELS,
+    SM_LIMIT_FIELDS,
     DeviceSpec,
     architecture_latencies,
     compute_capability_facts,
@@ -198,10 +199,12 @@ def dump_characterization(ch: Characterization) -> str:
 
 
 def device_to_dict(spec: DeviceSpec) -> dict[str, Any]:
-    """Every DeviceSpec field, tuples as lists (JSON-ready)."""
+    """Every DeviceSpec field, tuples as lists (JSON-ready); a per-SM limit only when known."""
     out: dict[str, Any] = {}
     for f in fields(spec):
         value = getattr(spec, f.name)
+        if value is None and f.name in SM_LIMIT_FIELDS:
+            continue
         out[f.name] = list(value) if isinstance(value, tuple) else value
     return out
 
@@ -270,6 +273,11 @@ def _parse_device(block: Any, path: str) -> DeviceSpec:
         for name in ("base_clock_hz", "l2_bytes", "fp64_flops_per_clock_per_sm"):
             value = values.get(name)
             values[name] = None if value is None else _number(value, f"device.{name}", path)
+        for name in SM_LIMIT_FIELDS:
+            value = values.get(name)
+            values[name] = (
+                None if value is None else _number(value, f"device.{name}", path, integer=True)
+            )
         for name in ("name", "chip", "architecture", "compute_capability"):
             if not isinstance(values[name], str) or not values[name]:
                 raise MalformedInput(path, f"device.{name} must be a non-empty string")
@@ -291,6 +299,7 @@ _DEVICE_OPTIONAL = {
     "base_clock_hz",
     "l2_bytes",
     "fp64_flops_per_clock_per_sm",
+    *SM_LIMIT_FIELDS,
 }
 
 

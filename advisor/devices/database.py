@@ -51,6 +51,15 @@ _PREFIXES = ("nvidia", "geforce")
 _SEPARATORS = re.compile(r"[\s\-_]+")
 
 
+#: the optional per-SM limits of a DeviceSpec (a device record's; None: the compute capability's)
+SM_LIMIT_FIELDS = (
+    "max_threads_per_sm",
+    "max_blocks_per_sm",
+    "registers_per_sm",
+    "shared_bytes_per_sm",
+)
+
+
 @dataclass(frozen=True)
 class DeviceSpec:
     """Hardware facts of one GPU board (per GPU for dual-GPU boards)."""
@@ -71,6 +80,12 @@ class DeviceSpec:
     fp64_flops_per_clock_per_sm: float | None  # None: no FP64 unit, or rate not confirmed
     sources: tuple[str, ...]  # where the numbers come from
     notes: tuple[str, ...] = ()  # deviations from vendor figures, per-GPU figures of dual boards
+    # per-SM limits the profile's device record states (None: the compute capability's table,
+    # advisor.criteria.engine.occupancy, applies); the database rows leave them None
+    max_threads_per_sm: int | None = None
+    max_blocks_per_sm: int | None = None
+    registers_per_sm: int | None = None  # 32-bit registers
+    shared_bytes_per_sm: int | None = None  # largest shared-memory carve-out per SM
 
     @property
     def peak_fp32_flops(self) -> float:
@@ -237,6 +252,7 @@ def _scaled(cell: str, factor: float) -> float | None:
 
 __all__ = [
     "LATENCY_LEVELS",
+    "SM_LIMIT_FIELDS",
     "DeviceSpec",
     "all_devices",
     "find_device",

@@ -15,6 +15,7 @@ from advisor.devices.characterization import (
 )
 from advisor.devices.database import (
     CLOCK_NOTE_FRAC,
+    SM_LIMIT_FIELDS,
     DeviceSpec,
     _database,
     architecture_of,
@@ -39,11 +40,13 @@ def resolve_device(profile: Profile, option: str | None) -> Characterization:
     The device facts come from the profile where it states them (Decision D1 of
     docs/devices.md): a device record with the compute capability, SM count, SM clock and memory
     bandwidth (Nsight Compute's ``device__attribute_*``, the nvprof and nsys device tables) gives
-    the whole spec, the compute capability giving FP32 cores and resident warps per SM; the
-    database fills in only what the profile lacks (chip, FP64 rate).  Without such a record the
-    database entry is used; a GPU the database lacks whose compute capability is known gets its
-    architecture's defaults with a note.  A profile naming no GPU, or only GPUs neither it nor
-    the database describes, is a :class:`UsageError`.
+    the whole spec, with the per-SM limits it states (resident warps, threads, blocks,
+    registers, shared memory); the compute capability gives FP32 cores, shared banks and the
+    resident warps per SM the record does not state; the database fills in only what the
+    profile lacks (chip, FP64 rate).  Without such a record the database entry is used (with
+    the per-SM limits of a record too incomplete to give the spec); a GPU the database lacks
+    whose compute capability is known gets its architecture's defaults with a note.  A profile
+    naming no GPU, or only GPUs neither it nor the database describes, is a :class:`UsageError`.
     """
     if option is not None:
         if os.path.isfile(option):
@@ -76,8 +79,8 @@ def resolve_device(profile: Profile, option: str | None) -> Characterization:
 
 #: where a spec built from the profile's device record says its figures come from
 PROFILE_SOURCE = (
-    "the profile's device record: compute capability, SMs, SM clock, memory bandwidth, L2 "
-    "(Nsight Compute device attributes or the nvprof/nsys device table)"
+    "the profile's device record: compute capability, SMs, SM clock, memory bandwidth, L2, "
+    "per-SM limits (Nsight Compute device attributes or the nvprof/nsys device table)"
 )
 
 
@@ -93,6 +96,8 @@ def _spec_for(profile: Profile, name: str) -> tuple[DeviceSpec, tuple[str, ...]]
         bandwidth = _finite(record.get("memory_bandwidth_bytes_per_s"))
         l2 = _finite(record.get("l2_bytes"))
         architecture, cores, warps, banks = facts
+        limits = _record_limits(record)
+        warps = limits.pop("max_warps_per_sm", warps)
         complete = bool(sm_count and clock and bandwidth)
         if complete or db is None:
             spec = DeviceSpec(
@@ -116,6 +121,7 @@ def _spec_for(profile: Profile, name: str) -> tuple[DeviceSpec, tuple[str, ...]]
                 ),
                 sources=(PROFILE_SOURCE, *(db.sources if db is not None else ())),
                 notes=db.notes if db is not None else (),
+                **limits,
             )
             if complete:
                 note = f"{name}: device facts from the profile's own device record"
@@ -130,7 +136,32 @@ def _spec_for(profile: Profile, name: str) -> tuple[DeviceSpec, tuple[str, ...]]
             )
     if db is None:
         return None
+    limits = _record_limits(record) if record is not None else {}
+    if limits:  # the device's own per-SM limits over the compute capability's
+        db = replace(
+            db,
+            max_warps_per_sm=limits.get("max_warps_per_sm", db.max_warps_per_sm),
+            max_threads_per_sm=limits.get("max_threads_per_sm"),
+            max_blocks_per_sm=limits.get("max_blocks_per_sm"),
+            registers_per_sm=limits.get("registers_per_sm"),
+            shared_bytes_per_sm=limits.get("shared_bytes_per_sm"),
+        )
     return db, tuple(_profile_disagreements(profile, db))
+
+
+#: DeviceSpec field <- devices column of the per-SM limits a device record may state
+_LIMIT_COLUMNS = ("max_warps_per_sm", *SM_LIMIT_FIELDS)
+
+
+def _record_limits(record: dict[str, Any]) -> dict[str, int]:
+    """The per-SM limits (resident warps, threads, blocks, registers, shared bytes) the device
+    record states, as whole positive numbers; a missing or unusable cell is left out."""
+    out: dict[str, int] = {}
+    for column in _LIMIT_COLUMNS:
+        value = _finite(record.get(column))
+        if value is not None and value > 0 and value == int(value):
+            out[column] = int(value)
+    return out
 
 
 def _record(profile: Profile, name: str) -> dict[str, Any] | None:

@@ -6,7 +6,9 @@ are metrics of that launch: ``gpu_time_duration`` (``Duration`` or ``gpu__time_d
 the printed ``Grid Size``/``Block Size`` tuples (2023+) or the ``launch__grid_dim_x``... metrics,
 else from the scalar ``Grid Size``/``Block Size`` rows of Launch Statistics as (total, 1, 1);
 device facts from the ``device__attribute_*`` metrics of the raw page (FORMATS.md §2.3), the
-memory bandwidth computed as for reports (2 x memory clock x bus width / 8).
+memory bandwidth computed as for reports (2 x memory clock x bus width / 8), the per-SM limits
+(warps, threads, blocks, registers, shared memory) from the
+``device__attribute_max_*_per_multiprocessor`` metrics (:data:`SM_LIMIT_ATTRIBUTES`).
 """
 
 from __future__ import annotations
@@ -182,18 +184,30 @@ def build_devices(
             * value["device__attribute_global_memory_bus_width"]
             / 8,
             "l2_bytes": value["device__attribute_l2_cache_size"],
+            **{column: value[attribute] for column, attribute in SM_LIMIT_ATTRIBUTES.items()},
         }
     )
     frame = frame[frame["device_id"].notna()]
     if not len(frame):
         return frame
     firsts = frame.groupby("device_id", sort=True).first().reset_index()
-    firsts["sm_count"] = int_or_na(firsts["sm_count"])
+    for column in ("sm_count", *_INT_LIMITS):
+        firsts[column] = int_or_na(firsts[column])
     return firsts
 
 
 _NAME = "device__attribute_display_name"
 _SM_COUNT = "sm_count"
+#: devices column <- the device attribute of the per-SM limit (older reports lack
+#: ``max_blocks_per_multiprocessor``: the Volta and Pascal ones of 2019.x-2020.2 read here)
+SM_LIMIT_ATTRIBUTES: dict[str, str] = {
+    "max_warps_per_sm": "device__attribute_max_warps_per_multiprocessor",
+    "max_threads_per_sm": "device__attribute_max_threads_per_multiprocessor",
+    "max_blocks_per_sm": "device__attribute_max_blocks_per_multiprocessor",
+    "registers_per_sm": "device__attribute_max_registers_per_multiprocessor",
+    "shared_bytes_per_sm": "device__attribute_max_shared_memory_per_multiprocessor",
+}
+_INT_LIMITS = ("max_warps_per_sm", "max_threads_per_sm", "max_blocks_per_sm", "registers_per_sm")
 _ATTRIBUTES: tuple[str, ...] = (
     "device__attribute_compute_capability_major",
     "device__attribute_compute_capability_minor",
@@ -203,6 +217,7 @@ _ATTRIBUTES: tuple[str, ...] = (
     "device__attribute_max_mem_frequency_khz",
     "device__attribute_l2_cache_size",
     "device__attribute_global_memory_bus_width",
+    *SM_LIMIT_ATTRIBUTES.values(),
 )
 
 #: raw-page metric columns the devices are built from

@@ -23,7 +23,9 @@ mapping is testable on hand-made records).
   metric mapped to ``gpu_time_duration``.  Reports hold no launch timestamps.
 * ``devices``: one row per device id from the ``device__attribute_*`` metrics of its first
   launch; ``clock_rate``/``memory_clock_rate`` are kHz; the memory bandwidth is
-  2 x memory clock x bus width / 8 (double data rate, the CUDA ``deviceQuery`` convention).
+  2 x memory clock x bus width / 8 (double data rate, the CUDA ``deviceQuery`` convention); the
+  per-SM limits from ``max_{warps,threads,blocks,registers,shared_memory}_per_multiprocessor``
+  (:data:`parsers.ncu.frames.SM_LIMIT_ATTRIBUTES`; missing where the report lacks one).
 * ``rules``: the stored rule results with NVIDIA's estimated speedup (a percentage -> fraction),
   kept as reference data; the message title prefixes the description; link markup
   (``@section:Id:text@``, ``@url:text:address@``) becomes plain text.
@@ -42,6 +44,7 @@ import pandas as pd
 
 from advisor.metric_map import lookup
 from parsers.names import compute_capability
+from parsers.ncu.frames import SM_LIMIT_ATTRIBUTES
 from parsers.ncu.values import IMPLIED_UNITS, canonical
 from parsers.units import fits_int
 
@@ -249,7 +252,16 @@ def _device_row(
         "memory_clock_hz": memory_hz,
         "memory_bandwidth_bytes_per_s": 2 * memory_hz * bus_bits / 8,
         "l2_bytes": number("l2_cache_size"),
+        **{
+            column: _limit(column, values.get(attribute, (NAN, "", None))[0])
+            for column, attribute in SM_LIMIT_ATTRIBUTES.items()
+        },
     }
+
+
+def _limit(column: str, value: float) -> Any:
+    """A per-SM limit: bytes of shared memory as they are, counts as whole numbers."""
+    return value if column == "shared_bytes_per_sm" else _whole(value)
 
 
 def _rule_rows(actions: Sequence[RawAction]) -> list[dict[str, Any]]:

@@ -18,7 +18,9 @@ table may be absent: an export without ``CUPTI_ACTIVITY_KIND_KERNEL`` rows is No
   does; ``globalTid`` holds pid and tid (``/ 0x1000000 % 0x1000000`` and ``% 0x1000000``).
 * ``TARGET_INFO_GPU``: GPUs (``clockRate`` Hz, ``memoryBandwidth`` B/s, ``l2CacheSize`` B);
   its CUDA device id is ``cudaId`` of ``TARGET_INFO_CUDA_DEVICE`` when that table exists, else
-  its ``cuDevice`` column, else its ``id``.
+  its ``cuDevice`` column, else its ``id``; the per-SM limits from ``maxWarpsPerSm``,
+  ``maxBlocksPerSm``, ``maxRegistersPerSm`` and ``maxShmemPerSm`` (bytes) where the export has
+  them.
 * ``META_DATA_EXPORT`` (``EXPORT_META_DATA`` in 2023.1): ``EXPORT_PRODUCT_VERSION``.
 """
 
@@ -214,7 +216,7 @@ def _api_calls(db: Database, strings: Mapping[int, str]) -> pd.DataFrame:
 def _devices(db: Database) -> pd.DataFrame:
     cols = [
         "id", "cuDevice", "name", "computeMajor", "computeMinor", "smCount", "clockRate",
-        "memoryBandwidth", "l2CacheSize",
+        "memoryBandwidth", "l2CacheSize", *_SM_LIMITS.values(),
     ]  # fmt: skip
     raw = db.frame("TARGET_INFO_GPU", cols)
     to_cuda: dict[int, int | None] = {}
@@ -241,10 +243,26 @@ def _devices(db: Database) -> pd.DataFrame:
             "sm_clock_hz": number_column(raw["clockRate"]),  # Hz
             "memory_bandwidth_bytes_per_s": number_column(raw["memoryBandwidth"]),
             "l2_bytes": number_column(raw["l2CacheSize"]),
+            **{c: _limit(raw[name]) for c, name in _SM_LIMITS.items()},
         }
     )
     out = out.drop_duplicates(subset=["device_id", "name"])
     return out.sort_values("device_id", kind="stable").reset_index(drop=True)
+
+
+#: devices column <- TARGET_INFO_GPU column (exports of 2021+; no threads per SM there)
+_SM_LIMITS = {
+    "max_warps_per_sm": "maxWarpsPerSm",
+    "max_blocks_per_sm": "maxBlocksPerSm",
+    "registers_per_sm": "maxRegistersPerSm",
+    "shared_bytes_per_sm": "maxShmemPerSm",
+}
+
+
+def _limit(cells: pd.Series) -> pd.Series:
+    """A per-SM limit: a positive whole number, else missing (0 or a damaged cell)."""
+    number = number_column(cells)
+    return number.where((number > 0) & (number % 1 == 0))
 
 
 def _enum(db: Database, table: str, column: str) -> dict[int, str]:

@@ -14,7 +14,9 @@ Each table holds CUPTI activity records, one row per record (``cupti_activity.h`
 * ``RUNTIME`` / ``DRIVER``: API calls stored by CUPTI callback id (``cbid``), not by name; ids are
   named from :mod:`parsers.sqlite.cupti_ids` and otherwise reported as ``runtime cbid N``.
 * ``DEVICE``: GPUs (``coreClockRate`` in kHz, ``globalMemoryBandwidth`` in kB/s with k = 1000:
-  a V100 stores 898,048,000, its published 898 GB/s).
+  a V100 stores 898,048,000, its published 898 GB/s) with their per-SM limits
+  (``maxWarpsPerMultiprocessor``, ``maxBlocksPerMultiprocessor``,
+  ``maxRegistersPerMultiprocessor``, ``maxSharedMemoryPerMultiprocessor`` in bytes).
 * ``METRIC`` / ``EVENT``: values per launch (``correlationId``) under numeric CUPTI ids with no
   id-to-name table.  Events are integer counts and are kept as ``nvprof event id N``; a metric
   value is an 8-byte union whose type (double, integer, percent, level) depends on the unnamed
@@ -217,7 +219,7 @@ def _devices(db: Database, strings: Mapping[int, str]) -> pd.DataFrame:
     table = _PREFIX + "DEVICE"
     cols = [
         "id", "name", "computeCapabilityMajor", "computeCapabilityMinor", "numMultiprocessors",
-        "coreClockRate", "globalMemoryBandwidth", "l2CacheSize",
+        "coreClockRate", "globalMemoryBandwidth", "l2CacheSize", *_SM_LIMITS.values(),
     ]  # fmt: skip
     raw = db.frame(table, cols, required=["id"] if table in db.tables else [])
     cc = [
@@ -233,8 +235,25 @@ def _devices(db: Database, strings: Mapping[int, str]) -> pd.DataFrame:
             "sm_clock_hz": number_column(raw["coreClockRate"]) * 1e3,  # kHz
             "memory_bandwidth_bytes_per_s": number_column(raw["globalMemoryBandwidth"]) * 1e3,
             "l2_bytes": number_column(raw["l2CacheSize"]),
+            **{c: _limit(raw[name]) for c, name in _SM_LIMITS.items()},
         }
     ).sort_values("device_id", kind="stable")
+
+
+#: devices column <- CUPTI_ACTIVITY_KIND_DEVICE column (no threads per SM: CUPTI's device record
+#: does not give it)
+_SM_LIMITS = {
+    "max_warps_per_sm": "maxWarpsPerMultiprocessor",
+    "max_blocks_per_sm": "maxBlocksPerMultiprocessor",
+    "registers_per_sm": "maxRegistersPerMultiprocessor",
+    "shared_bytes_per_sm": "maxSharedMemoryPerMultiprocessor",
+}
+
+
+def _limit(cells: pd.Series) -> pd.Series:
+    """A per-SM limit: a positive whole number, else missing (0 or a damaged cell)."""
+    number = number_column(cells)
+    return number.where((number > 0) & (number % 1 == 0))
 
 
 def _metrics(db: Database, launches: pd.DataFrame, notes: list[str]) -> pd.DataFrame:

@@ -1,9 +1,10 @@
 """What the load-balance criteria share with each other and with THROUGHPUT/OCCUPANCY.
 
 * :func:`calculated_theoretical_warps`: seed 002, section IV-D's denominator ``(BLOCKSIZE / 32) *
-  #Blocks_per_SM`` from the launch configuration and the compute capability's limits
-  (:mod:`advisor.criteria.engine.occupancy`); LOADBALANC_WARP divides by it and
-  THROUGHPUT/OCCUPANCY (section IV-H) turns it into the theoretical occupancy.
+  #Blocks_per_SM`` from the launch configuration and the device's per-SM limits, the compute
+  capability's where the device states none (:mod:`advisor.criteria.engine.occupancy`);
+  LOADBALANC_WARP divides by it and THROUGHPUT/OCCUPANCY (section IV-H) turns it into the
+  theoretical occupancy.
 * :func:`evaluate_inverse`: the flow of LOADBALANC_WARP and LOADBALANC_SM (sections IV-D/E): the
   first recipe that fits gives the value as is, and the potential speedup is 1 / criterion in
   both forms (seed 002, section V).
@@ -14,20 +15,34 @@ from __future__ import annotations
 from advisor.criteria.engine.analysis import COMPUTED, CriterionResult, Speedups
 from advisor.criteria.engine.common import Context, Scored, absent, inverse, not_applicable, score
 from advisor.criteria.engine.inputs import KernelData, Recipe, Values
-from advisor.criteria.engine.occupancy import limits_for, theoretical_warps_per_sm
+from advisor.criteria.engine.occupancy import (
+    limits_for,
+    theoretical_warps_per_sm,
+    with_device_limits,
+)
 
 
 def calculated_theoretical_warps(v: Values) -> float | None:
-    """(BLOCKSIZE / 32) * #Blocks_per_SM from the launch configuration and the CC's limits."""
+    """(BLOCKSIZE / 32) * #Blocks_per_SM from the launch configuration and the per-SM limits:
+    the device's own (``device.max_warps_per_sm``, ``device.max_threads_per_sm``,
+    ``device.max_blocks_per_sm``, ``device.registers_per_sm``, ``device.shared_bytes_per_sm``)
+    where known, else the compute capability's."""
     limits = limits_for(v.get("device.compute_capability"))
     if limits is None:
         return None
+    limits = with_device_limits(
+        limits,
+        max_warps=v.get("device.max_warps_per_sm"),
+        max_threads=v.get("device.max_threads_per_sm"),
+        max_blocks=v.get("device.max_blocks_per_sm"),
+        registers=v.get("device.registers_per_sm"),
+        shared_bytes=v.get("device.shared_bytes_per_sm"),
+    )
     return theoretical_warps_per_sm(
         limits,
         v["launch.block_threads"],
         v.get("launch.registers_per_thread", 0.0),
         v.get("launch.shared_bytes_per_block", 0.0),
-        v.get("device.max_warps_per_sm"),
     )
 
 

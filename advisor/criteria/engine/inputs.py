@@ -48,6 +48,11 @@ class DeviceView:
     compute_capability: str | None = None
     sm_count: float | None = None
     max_warps_per_sm: float | None = None
+    # per-SM limits the device states (None: the compute capability's, occupancy.limits_for)
+    max_threads_per_sm: float | None = None
+    max_blocks_per_sm: float | None = None
+    registers_per_sm: float | None = None
+    shared_bytes_per_sm: float | None = None
     boost_clock_hz: float | None = None
     peak_dram_bytes_per_s: float | None = None
     peak_fp32_flops: float | None = None
@@ -70,6 +75,10 @@ class DeviceView:
         for key in (
             "sm_count",
             "max_warps_per_sm",
+            "max_threads_per_sm",
+            "max_blocks_per_sm",
+            "registers_per_sm",
+            "shared_bytes_per_sm",
             "boost_clock_hz",
             "peak_dram_bytes_per_s",
             "peak_fp32_flops",
@@ -100,6 +109,10 @@ def device_view(characterization: Any) -> DeviceView:
         compute_capability=_cc_text(attr(spec, "compute_capability")),
         sm_count=_number(attr(spec, "sm_count")),
         max_warps_per_sm=_number(attr(spec, "max_warps_per_sm")),
+        max_threads_per_sm=_number(attr(spec, "max_threads_per_sm")),
+        max_blocks_per_sm=_number(attr(spec, "max_blocks_per_sm")),
+        registers_per_sm=_number(attr(spec, "registers_per_sm")),
+        shared_bytes_per_sm=_number(attr(spec, "shared_bytes_per_sm")),
         boost_clock_hz=_number(attr(spec, "boost_clock_hz")),
         peak_dram_bytes_per_s=_number(getattr(characterization, "peak_dram_bytes_per_s", None))
         or _number(attr(spec, "memory_bandwidth_bytes_per_s")),

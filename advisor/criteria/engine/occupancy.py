@@ -10,13 +10,16 @@ shared-memory limit is the largest carve-out of the architecture (so the result 
 bound when the application chose a smaller carve-out).
 
 Limits per compute capability: CUDA C++ Programming Guide, "Technical Specifications per Compute
-Capability" (see also FORMATS.md §5).
+Capability" (see also FORMATS.md §5).  Where the profile states the device's own limits (Nsight
+Compute's ``device__attribute_max_*_per_multiprocessor``, the nvprof/nsys device tables; the
+``device.*`` values of the criteria), :func:`with_device_limits` puts them over the compute
+capability's, field by field; the allocation units stay the compute capability's.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,39 @@ def limits_for(compute_capability: float | str | None) -> SmLimits | None:
     if same_major:
         return SM_LIMITS[max(same_major, key=float)]
     return None
+
+
+def with_device_limits(
+    limits: SmLimits,
+    max_warps: float | None = None,
+    max_threads: float | None = None,
+    max_blocks: float | None = None,
+    registers: float | None = None,
+    shared_bytes: float | None = None,
+) -> SmLimits:
+    """``limits`` with the device's own per-SM limits where given (positive, finite); each one
+    missing keeps the compute capability's.  A thread limit caps the warps at threads / 32."""
+
+    def given(value: float | None) -> int | None:
+        if value is None:
+            return None
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            return None
+        return int(number) if math.isfinite(number) and number >= 1 else None
+
+    warps = given(max_warps) or limits.max_warps
+    threads = given(max_threads)
+    if threads is not None:
+        warps = min(warps, threads // 32)
+    return replace(
+        limits,
+        max_warps=warps,
+        max_blocks=given(max_blocks) or limits.max_blocks,
+        registers=given(registers) or limits.registers,
+        shared_bytes=given(shared_bytes) or limits.shared_bytes,
+    )
 
 
 def resident_blocks_per_sm(
