@@ -10,7 +10,8 @@ achieved active warps per active cycle over the warps the launch can keep reside
 ``sm__cycles_active.sum``), or achieved occupancy * max warps per SM.  Denominator: ncu
 ``sm__maximum_warps_avg_per_active_cycle``, or theoretical occupancy * max warps, or the
 occupancy calculation of :mod:`advisor.criteria.engine.occupancy` from the launch configuration
-(block size, registers, shared memory) and the compute capability's limits
+(block size, registers, shared memory) and the device's per-SM limits where the profile reports
+them, else the compute capability's
 (:func:`advisor.criteria.engine.balance.calculated_theoretical_warps`).  Zero-denominator policy:
 no resident warp is n/a.  Potential speedup: 1 / criterion (seed 002, section V).
 """
