@@ -16,6 +16,7 @@ for ``--json`` never loads jinja2 or matplotlib.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -26,7 +27,8 @@ from advisor.criteria import evaluate
 from advisor.criteria.engine import needed
 from advisor.criteria.engine.analysis import Analysis, to_json
 from advisor.criteria.engine.speedups import AMDAHL
-from advisor.devices.resolve import resolve_device
+from advisor.devices.database import find_device, normalize_name
+from advisor.devices.resolve import _profile_device_names, resolve_device
 from advisor.errors import UsageError
 from advisor.profile import Profile, merge
 
@@ -80,12 +82,62 @@ class Run:
 
 
 def read(paths: Sequence[str], steps: Steps = DIRECT) -> Profile:
-    """Every path read (only the metrics the analysis uses) and merged as one application run."""
+    """Every path read (only the metrics the analysis uses) and merged as one application run.
+
+    The same file given twice (also as another spelling, a symbolic or a hard link) is a usage
+    error (exit 2): merged twice, every launch and every total would count double."""
+    check_distinct(paths)
     return merge(
         [
             steps.call(f"parsing {progress.describe(p)}", parsers.read, p, metrics=is_needed)
             for p in paths
         ]
+    )
+
+
+def check_distinct(paths: Sequence[str]) -> None:
+    """Refuse a file named twice in ``paths``: the same resolved path (``os.path.realpath``) or
+    the same file (device and inode, as ``os.path.samefile``).  A path that cannot be looked up
+    is left to the reader, which reports it (exit 3)."""
+    seen: dict[object, str] = {}
+    for path in paths:
+        try:
+            info = os.stat(path)
+        except (OSError, ValueError):
+            continue
+        for key in (os.path.realpath(path), (info.st_dev, info.st_ino)):
+            first = seen.get(key)
+            if first is not None:
+                also = "" if first == path else f" (as {first} and {path})"
+                raise UsageError(
+                    f"{path}: the same file is given twice{also}; every input is merged into "
+                    "one run, so a repeat would count each launch twice: give it once"
+                )
+        seen[os.path.realpath(path)] = path
+        seen[(info.st_dev, info.st_ino)] = path
+
+
+def several_gpus(profile: Profile, characterization: Any, option: str | None) -> str | None:
+    """The warning for a merged profile that names more than one GPU board (traces of different
+    machines given as one run?), else None.  Names the boards and the device every kernel is
+    scored with; the same board under two spellings, or two GPUs of one model, is one board."""
+    boards: dict[str, str] = {}
+    for name in _profile_device_names(profile):
+        try:
+            board = find_device(name).name
+        except UsageError:
+            board = name
+        boards.setdefault(normalize_name(board), board)
+    if len(boards) < 2:
+        return None
+    if characterization is None:
+        used = "no GPU could be chosen for them"
+    else:
+        how = "--device" if option is not None else "the one with the most GPU time"
+        used = f"every kernel is scored as running on {characterization.device.name} ({how})"
+    return (
+        f"the inputs name several GPUs ({', '.join(boards.values())}); {used}; give the traces "
+        "of one GPU per report"
     )
 
 
@@ -109,13 +161,16 @@ def analyse(
     speedup_form: str = AMDAHL,
     steps: Steps = DIRECT,
     on_note: Callable[[str], None] | None = None,
+    on_warning: Callable[[str], None] | None = None,
 ) -> Run:
     """Read ``paths`` as one application run, resolve its device (``--device`` value or the GPU
     the profile names) and score every kernel (:func:`advisor.criteria.evaluate`).
 
-    ``on_note`` receives the device note (if any) as soon as it is known, before the analysis.
+    ``on_note`` receives the device note (if any) as soon as it is known, before the analysis;
+    ``on_warning`` (default: ``on_note``) the warning of a profile naming several GPUs
+    (:func:`several_gpus`).
     """
-    return analyse_profile(read(paths, steps), device, speedup_form, steps, on_note)
+    return analyse_profile(read(paths, steps), device, speedup_form, steps, on_note, on_warning)
 
 
 def analyse_profile(
@@ -124,11 +179,17 @@ def analyse_profile(
     speedup_form: str = AMDAHL,
     steps: Steps = DIRECT,
     on_note: Callable[[str], None] | None = None,
+    on_warning: Callable[[str], None] | None = None,
 ) -> Run:
     """:func:`analyse` of a profile already read (a benchmark that keeps some launches only)."""
     characterization, note = device_for(profile, device)
     if note and on_note is not None:
         on_note(note)
+    warn = on_warning if on_warning is not None else on_note
+    if warn is not None:
+        warning = several_gpus(profile, characterization, device)
+        if warning:
+            warn(warning)
     analysis = steps.call(
         f"analysing {len(profile.launches):,} launches",
         evaluate,

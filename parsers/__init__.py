@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import importlib
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -26,7 +27,14 @@ from advisor.errors import MalformedInput, NoKernelData, UnrecognisedFormat
 from advisor.profile import Profile
 from parsers import registry
 from parsers.registry import Selection
-from parsers.source import Source, has_line_longer, is_binary, is_preamble, read_bytes
+from parsers.source import (
+    FAILURE,
+    Source,
+    has_line_longer,
+    is_binary,
+    is_preamble,
+    read_bytes,
+)
 
 #: how many leading lines a text sniffer sees (preambles can be long: ==PROF== lines of
 #: child processes, interleaved application output)
@@ -93,7 +101,7 @@ def read(path: str | Path, metrics: Selection = None) -> Profile:
         note = f"{src.encoding_note}; kernel names may be spelled differently than in the tool"
         profile.provenance = tuple(replace(p, notes=(*p.notes, note)) for p in profile.provenance)
     if not profile.has_kernel_data():
-        failures = src.failure_lines() if src is not None else []
+        failures = _profiler_failures(src, recognised=True) if src is not None else []
         if failures:
             raise NoKernelData(str(path), f"no kernel data; the profiler said: {failures[0]}")
         if not (len(profile.transfers) or len(profile.api_calls) or len(profile.api_summary)):
@@ -162,7 +170,7 @@ def _unrecognised(src: Source, head: bytes) -> Exception:
             "-o run.sqlite run.nsys-rep` or `nsys stats --report cuda_gpu_trace,cuda_api_trace "
             "--format csv -o run run.nsys-rep` and pass the result",
         )
-    failures = src.failure_lines()
+    failures = _profiler_failures(src, recognised=False)
     if failures:
         return NoKernelData(src.path, f"no profile data; the profiler said: {failures[0]}")
     if not any(line.strip() for line in src.lines):
@@ -174,6 +182,36 @@ def _unrecognised(src: Source, head: bytes) -> Exception:
             "(did no kernel match the filter?)",
         )
     return UnrecognisedFormat(src.path, f"unrecognised content (known formats: {known})")
+
+
+#: what may come before a profiler line: indentation, and one leading number field (a script
+#: that captured ``nvprof`` output per input size writes ``131072,==21422== Profiling result:``)
+_LINE_START = re.compile(r"\s*(?:\d+,)?")
+#: the tag that starts a line the profiler itself printed
+_PROFILER_TAG = re.compile(r"==\d+==|========|==PROF==|==WARNING==|==WARN==|==ERROR==")
+
+
+def _profiler_failures(src: Source, recognised: bool) -> list[str]:
+    """The profiler's own error / no-kernel lines of ``src`` (:data:`parsers.source.FAILURE`),
+    in file order, de-duplicated: only lines that START with such a message, and, unless the
+    file was ``recognised`` as a profiler export, only when the file looks like the profiler's
+    console output: its first non-blank line, or most of its non-blank lines, are the
+    profiler's.  A README or a note that merely quotes ``==ERROR==`` or "No kernels were
+    profiled" is no failed run but unrecognised content."""
+    found: list[str] = []
+    own: list[bool] = []
+    for line in src.lines:
+        if not line.strip():
+            continue
+        start = _LINE_START.match(line)
+        at = start.end() if start is not None else 0
+        failure = FAILURE.match(line, at)
+        if failure is not None and failure.group(0).strip() not in found:
+            found.append(failure.group(0).strip())
+        own.append(failure is not None or _PROFILER_TAG.match(line, at) is not None)
+    if recognised or not found:
+        return found
+    return found if own[0] or 2 * sum(own) > len(own) else []
 
 
 __all__ = ["Profile", "detect", "known_format_names", "read"]

@@ -103,7 +103,9 @@ def compare_cmd(
             data = compare.read_analysis(saved[0], speedup_form)
             launches.append(None)  # a saved analysis keeps no launches
         else:
-            run = pipeline.analyse(files, device, speedup_form, on_note=_noting(name))
+            run = pipeline.analyse(
+                files, device, speedup_form, on_note=_noting(name), on_warning=_warning(name)
+            )
             data = run.data
             launches.append(compare.launch_facts(run.profile.launches))
         analysed.append((name, files, data))
@@ -151,6 +153,11 @@ def _versions(
 def _noting(version: str) -> Callable[[str], None]:
     """A note printer that names the version the note is about."""
     return lambda text: options.note(f"{version}: {text}")
+
+
+def _warning(version: str) -> Callable[[str], None]:
+    """A warning printer that names the version the warning is about."""
+    return lambda text: options.warning(f"{version}: {text}")
 
 
 COMMANDS: list[click.Command] = [compare_cmd]

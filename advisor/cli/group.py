@@ -1,7 +1,7 @@
 """The command line: parses options, calls the library, writes files, maps errors to exit codes.
 
-Exit codes (see :mod:`advisor.errors`): 0 success, 1 internal error, 2 bad usage, 3 input problem.
-A user never sees a traceback unless ``--debug`` is given.
+Exit codes (see :mod:`advisor.errors`): 0 success, 1 internal error, 2 bad usage, 3 input
+problem, 4 a CI gate failed.  A user never sees a traceback unless ``--debug`` is given.
 """
 
 from __future__ import annotations
@@ -99,7 +99,14 @@ def _quiet_broken_pipe() -> None:
 def main(debug: bool) -> None:
     """Turn nvprof / Nsight Compute / Nsight Systems output into CUDA tuning advice.
 
-    Exit codes: 0 success, 1 internal error, 2 bad usage, 3 input problem.
+    \b
+    Exit codes:
+      0  success
+      1  internal error (a bug: rerun with --debug and report it)
+      2  bad usage (unknown option, bad value, output name or repeated input)
+      3  input problem (unreadable, unrecognised or malformed file, no kernel data)
+      4  a CI gate failed (report --fail-if, compare --max-regression), or a
+         --fail-if condition could not be checked (see report --allow-missing)
     """
 
 

@@ -9,6 +9,7 @@ as outputs) through the factory's arguments, never by copying an option block.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -70,8 +71,10 @@ speedup_form: Callable[[F], F] = click.option(
     type=click.Choice(SPEEDUP_FORMS),
     default=AMDAHL,
     show_default=True,
-    help="Potential speedups of L1/L2 granularity, shared memory and device sync: the Amdahl "
-    "form (Decisions 3-4) or the paper's literal formula.",
+    help="How the potential speedups of L1/L2 granularity, shared-memory efficiency and device "
+    "synchronization are computed: amdahl (Amdahl's law: only the share of the kernel's time "
+    "spent at that memory level, or waiting at the barrier, gets faster) or paper (the "
+    "formulas as published).",
 )
 
 
@@ -96,9 +99,54 @@ def note(text: str) -> None:
     click.echo(f"cuda-advisor: note: {one_line(text)}", err=True)
 
 
-def require_output(command: str, *paths: str | None, html: str = "REPORT.html") -> None:
-    """At least one of the output trio must be given (exit 2)."""
-    if all(path is None for path in paths):
+def warning(text: str) -> None:
+    """A ``cuda-advisor: warning:`` line on stderr (one line, escaped): the run goes on, but its
+    result may not mean what the user expects."""
+    click.echo(f"cuda-advisor: warning: {one_line(text)}", err=True)
+
+
+def require_output(
+    command: str,
+    html_path: str | None,
+    markdown_path: str | None,
+    json_path: str | None,
+    html: str = "REPORT.html",
+    files: bool = True,
+) -> None:
+    """At least one of the output trio must be given, and with ``files`` (outputs that are file
+    names, not ``--per-file`` folders) no name may end in the suffix of another option's format
+    (:func:`check_suffixes`); both are usage errors (exit 2)."""
+    if html_path is None and markdown_path is None and json_path is None:
         raise UsageError(
             f"{command}: give at least one output: -o {html}, --markdown OUT.md or --json OUT.json"
         )
+    if files:
+        check_suffixes(html_path, markdown_path, json_path)
+
+
+#: the output options and the file-name suffixes of the format each writes
+OUTPUT_SUFFIXES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("-o", "HTML report", (".html", ".htm")),
+    ("--markdown", "Markdown summary", (".md", ".markdown")),
+    ("--json", "JSON analysis", (".json",)),
+)
+
+
+def check_suffixes(html_path: str | None, markdown_path: str | None, json_path: str | None) -> None:
+    """Refuse an output whose suffix names another option's format (``-o x.md`` would write
+    HTML into a ``.md`` file): exit 2, naming the path and the option that writes that format.
+
+    A suffix no option claims (``.txt``, ``.out``) or no suffix at all is accepted."""
+    for (option, what, _), path in zip(
+        OUTPUT_SUFFIXES, (html_path, markdown_path, json_path), strict=True
+    ):
+        if path is None:
+            continue
+        suffix = os.path.splitext(path)[1].lower()
+        for other, other_what, suffixes in OUTPUT_SUFFIXES:
+            if other != option and suffix in suffixes:
+                raise UsageError(
+                    f"{path}: {option} writes the {what}, but the name ends in {suffix}, the "
+                    f"suffix of the {other_what}; use {other} {path} for that, or give {option} "
+                    "a name with another suffix"
+                )

@@ -6,7 +6,8 @@
   criteria and writes the analysis as JSON (layout: docs/criteria.md), the self-contained HTML
   report and the Markdown summary (docs/report.md); at least one output is required (exit 2).
   The steps are :func:`advisor.pipeline.analyse` and :func:`advisor.pipeline.build`.
-  ``--fail-if`` conditions that hold exit with code 4 (advisor/report/gates.py).  ``--per-file``
+  ``--fail-if`` conditions that hold exit with code 4 (advisor/report/gates.py), and so do
+  conditions whose value could not be computed unless ``--allow-missing`` is given.  ``--per-file``
   analyses every profile in the FILE folders on its own, in ``--jobs`` processes, into the
   output folders with an index (advisor/cli/batch.py, docs/batch.md); ``--quiet`` drops the
   progress display (advisor/progress.py) and the ``wrote`` lines.
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 
 import click
 
@@ -48,7 +50,16 @@ from advisor.report.predictions import ModelInputs
     multiple=True,
     metavar="EXPR",
     help="CI gate, repeatable: NAME OP NUMBER, e.g. potential_speedup>2 or "
-    "SHMEM_EFFICIENCY<0.5 (any kernel); exit code 4 when a condition holds.",
+    "SHMEM_EFFICIENCY<0.5 (any kernel); exit code 4 when a condition holds, and also when it "
+    "cannot be checked because its value could not be computed (see --allow-missing).",
+)
+@click.option(
+    "--allow-missing",
+    "allow_missing",
+    is_flag=True,
+    help="Let a --fail-if condition pass when its value could not be computed (metrics missing "
+    "from the profile, no timeline, no kernel estimate) instead of exiting with code 4; a note "
+    "names each condition left unchecked.",
 )
 # -- batch mode and progress (docs/batch.md) --
 @click.option(
@@ -96,6 +107,7 @@ def report_cmd(
     device: str | None,
     speedup_form: str,
     fail_if: tuple[str, ...],
+    allow_missing: bool,
     per_file: bool,
     jobs: int | None,
     quiet: bool,
@@ -107,7 +119,7 @@ def report_cmd(
     and write the report as HTML (-o), Markdown (--markdown) and/or JSON (--json).
 
     With --per-file, every profile in the FILE folders gets its own report, plus an index."""
-    options.require_output("report", html_path, markdown_path, json_path)
+    options.require_output("report", html_path, markdown_path, json_path, files=not per_file)
     conditions = [gates.parse(expr) for expr in fail_if]
     models = _model_inputs(app_path, app_size, kernels_path, per_file)
     if per_file:
@@ -115,13 +127,20 @@ def report_cmd(
         from advisor.report import batch
 
         outs = (html_path, markdown_path, json_path)
-        settings = batch.Settings(device, speedup_form, fail_if, *outs)
+        settings = batch.Settings(device, speedup_form, fail_if, *outs, allow_missing=allow_missing)
         code = cli_batch.report_folder(files, settings, jobs or cli_batch.default_jobs(), quiet)
         raise click.exceptions.Exit(code)
     _check_single(files, jobs, html_path, markdown_path, json_path)
     renders = sum(out is not None for out in (html_path, markdown_path))
     bar = progress.for_inputs(files, len(files) + 1 + renders + (renders > 0), quiet)
-    run = pipeline.analyse(files, device, speedup_form, steps=bar, on_note=options.note)
+    run = pipeline.analyse(
+        files,
+        device,
+        speedup_form,
+        steps=bar,
+        on_note=lambda text: _echo(bar, options.note, text),
+        on_warning=lambda text: _echo(bar, options.warning, text),
+    )
     data = run.data
     hints = len(data["application"]["hints"])
     if json_path is not None:
@@ -139,7 +158,19 @@ def report_cmd(
             text = bar.call(f"rendering {markdown_path}", render.markdown, built)
             write_atomic(markdown_path, text, inputs=files)
             options.say(quiet, f"wrote {markdown_path}")
-    gate_exit(gates.failures(conditions, data))
+    failed, unevaluated = gates.check(conditions, data)
+    if allow_missing:
+        for line in unevaluated:
+            options.note(f"{line}; passed (--allow-missing)")
+    else:
+        failed += [f"{line}; {gates.ADVICE}" for line in unevaluated]
+    gate_exit(failed)
+
+
+def _echo(bar: progress.Progress, echo: Callable[[str], None], text: str) -> None:
+    """A note or warning line, with the progress line erased first."""
+    bar.clear()
+    echo(text)
 
 
 def gate_exit(failed: list[str]) -> None:

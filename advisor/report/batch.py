@@ -55,6 +55,7 @@ class Settings:
     html_dir: str | None
     markdown_dir: str | None
     json_dir: str | None
+    allow_missing: bool = False  # gates that cannot be evaluated pass (report --allow-missing)
 
     def folders(self) -> dict[str, str]:
         """The output folders asked for, by output kind."""
@@ -191,7 +192,8 @@ def analyse_one(job: Job, settings: Settings) -> Entry:
                 _write(folders["html"], job, "html", render.html(built))
             if "markdown" in folders:
                 _write(folders["markdown"], job, "markdown", render.markdown(built))
-        failed = gates.failures([gates.parse(e) for e in settings.fail_if], data)
+        conditions = [gates.parse(e) for e in settings.fail_if]
+        failed = gates.failures(conditions, data, allow_missing=settings.allow_missing)
     except InputError as exc:
         where = f"line {exc.line}: " if exc.line is not None else ""
         return Entry(job.rel, job.name, STATUS_SKIPPED, reason=_one_line(where + exc.detail))

@@ -8,8 +8,14 @@ Grammar (one condition per option)::
 
 ``potential_speedup``, ``gpu_time_ms``, ``hints`` and ``HOSTSYNC`` are application values; a
 per-kernel criterion (``SHMEM_EFFICIENCY<0.5``) fails when ANY kernel's computed value meets the
-condition (a criterion that is not computable never fails a gate).  Each failed condition gives
-one line; the command then exits with code 4 (:data:`advisor.errors.EXIT_GATE`).
+condition.  A kernel for which the criterion does not apply (status ``not_applicable``: a kernel
+without shared-memory accesses has no SHMEM_EFFICIENCY) cannot fail it.
+
+A condition that cannot be evaluated -- an application value that is null, or a criterion that
+is not computable for some kernel (its inputs are missing) while no kernel fails it -- is not
+silently true: :func:`check` returns it with the reason, and :func:`failures` counts it as a
+failure unless ``allow_missing`` (``report --allow-missing``).  Each failed or unevaluated
+condition gives one line; the command then exits with code 4 (:data:`advisor.errors.EXIT_GATE`).
 """
 
 from __future__ import annotations
@@ -65,29 +71,104 @@ def parse(text: str) -> Condition:
     return Condition(name, op, float(number), text.strip())
 
 
-def failures(conditions: list[Condition], data: Mapping[str, Any]) -> list[str]:
-    """One line per condition that holds on the analysis JSON ``data`` (``to_json`` output)."""
-    lines = []
+_NA = "not computable: "
+#: what a "gate not evaluated" failure tells the user to do
+ADVICE = "collect the missing data, or give --allow-missing to let it pass"
+#: how many missing inputs a "not evaluated" line names before "…"
+MISSING_SHOWN = 3
+
+
+@dataclass(frozen=True)
+class _Value:
+    """One value a condition is checked on: ``number``, else ``reason`` says why it is missing
+    (None: the value does not apply to this subject, which cannot fail the condition)."""
+
+    subject: str
+    number: float | None
+    reason: str | None = None
+
+
+def check(conditions: list[Condition], data: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """The conditions on the analysis JSON ``data`` (``to_json`` output): one line per condition
+    that holds (``gate failed: …``), and one per condition that could not be evaluated
+    (``gate not evaluated: …``, with what is missing)."""
+    failed: list[str] = []
+    unevaluated: list[str] = []
     for cond in conditions:
-        for subject, value in _values(cond.name, data):
-            if value is not None and cond.holds(value):
-                lines.append(f"gate failed: {cond.text} ({subject}: {cond.name} = {value:.4g})")
-    return lines
+        values = _values(cond.name, data)
+        lines = [
+            f"gate failed: {cond.text} ({v.subject}: {cond.name} = {v.number:.4g})"
+            for v in values
+            if v.number is not None and cond.holds(v.number)
+        ]
+        missing = [v for v in values if v.number is None and v.reason is not None]
+        failed += lines
+        if missing and not lines:  # a value that holds decides; else a missing one might
+            unevaluated.append(_not_evaluated(cond, missing, len(values)))
+    return failed, unevaluated
 
 
-def _values(name: str, data: Mapping[str, Any]) -> list[tuple[str, float | None]]:
+def failures(
+    conditions: list[Condition], data: Mapping[str, Any], allow_missing: bool = False
+) -> list[str]:
+    """One line per condition that holds on the analysis JSON ``data`` (``to_json`` output), and
+    one per condition that could not be evaluated unless ``allow_missing``."""
+    failed, unevaluated = check(conditions, data)
+    return failed if allow_missing else failed + [f"{u}; {ADVICE}" for u in unevaluated]
+
+
+def _not_evaluated(cond: Condition, missing: list[_Value], subjects: int) -> str:
+    first = missing[0]
+    if first.subject == "application":
+        where = first.reason
+    else:
+        where = f"for {len(missing)} of {subjects} kernels; {first.subject}: {first.reason}"
+    return f"gate not evaluated: {cond.name} is not computable ({where}) for --fail-if {cond.text}"
+
+
+def _values(name: str, data: Mapping[str, Any]) -> list[_Value]:
     app = data["application"]
     if name == "potential_speedup":
-        return [("application", app["potential_speedup"])]
+        basis = str(app.get("potential_speedup_basis") or "no kernel estimate")
+        return [_Value("application", app["potential_speedup"], basis.removeprefix(_NA))]
     if name == "gpu_time_ms":
         ns = app["gpu_time_ns"]
-        return [("application", None if ns is None else ns / 1e6)]
+        return [
+            _Value(
+                "application",
+                None if ns is None else ns / 1e6,
+                "the profile has no kernel durations",
+            )
+        ]
     if name == "hints":
-        return [("application", float(len(app["hints"])))]
+        return [_Value("application", float(len(app["hints"])))]
+    tools = {str(i.get("profiler")) for i in data.get("inputs") or ()}
+    tool = tools.pop() if len(tools) == 1 else None
     if name == "HOSTSYNC":
-        return [("application", app["HOSTSYNC"]["value"])]
+        return [_criterion_value("application", app["HOSTSYNC"], tool)]
     return [
-        (f"kernel {shorten(k['name'])}", k["criteria"][name]["value"])
+        _criterion_value(f"kernel {shorten(k['name'])}", k["criteria"][name], tool)
         for k in data["kernels"]
         if name in k["criteria"]
     ]
+
+
+def _criterion_value(subject: str, result: Mapping[str, Any], tool: str | None) -> _Value:
+    """A criterion's value, or why it is missing: the missing metrics under the names of
+    ``tool`` (the profiler of every input) when known, else the advisor's names, else the
+    criterion's first note."""
+    value = result.get("value")
+    if value is not None:
+        return _Value(subject, value)
+    if result.get("status") == "not_applicable":
+        return _Value(subject, None)
+    by_tool = (result.get("missing_tool_metrics") or {}).get(tool) if tool else None
+    missing = [str(m) for m in by_tool or result.get("missing") or ()]
+    if missing:
+        shown = ", ".join(missing[:MISSING_SHOWN])
+        more = f" and {len(missing) - MISSING_SHOWN} more" if len(missing) > MISSING_SHOWN else ""
+        reason = f"missing {shown}{more}"
+    else:
+        notes = [str(n) for n in result.get("notes") or ()]
+        reason = notes[0] if notes else "its inputs are missing"
+    return _Value(subject, None, reason)
