@@ -28,7 +28,7 @@ from advisor.criteria.engine import needed
 from advisor.criteria.engine.analysis import Analysis, to_json
 from advisor.criteria.engine.speedups import AMDAHL
 from advisor.devices.database import find_device, normalize_name
-from advisor.devices.resolve import _profile_device_names, resolve_device
+from advisor.devices.resolve import profile_device_names, resolve_device
 from advisor.errors import UsageError
 from advisor.profile import Profile, merge
 
@@ -122,7 +122,7 @@ def several_gpus(profile: Profile, characterization: Any, option: str | None) ->
     machines given as one run?), else None.  Names the boards and the device every kernel is
     scored with; the same board under two spellings, or two GPUs of one model, is one board."""
     boards: dict[str, str] = {}
-    for name in _profile_device_names(profile):
+    for name in profile_device_names(profile):
         try:
             board = find_device(name).name
         except UsageError:

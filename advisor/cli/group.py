@@ -9,7 +9,6 @@ from __future__ import annotations
 import gc
 import importlib
 import io
-import json
 import os
 import sys
 import traceback
@@ -17,15 +16,15 @@ from typing import Any
 
 import click
 
-import parsers
 from advisor import __version__
-from advisor.errors import EXIT_INPUT, EXIT_INTERNAL, EXIT_USAGE, AdvisorError
+from advisor.errors import EXIT_INTERNAL, EXIT_USAGE, AdvisorError
 from advisor.errors import one_line as _one_line
-from advisor.profile import Profile, merge
 
 #: the commands that live in their own modules, imported only when a command line names them (a
 #: ``report`` run does not pay for the microbenchmark or prediction modules); ``--help`` lists all
 LAZY_COMMANDS = {
+    "inspect": "inspect",
+    "formats": "inspect",
     "report": "report",
     "compare": "compare",
     "metrics": "report",
@@ -108,45 +107,6 @@ def main(debug: bool) -> None:
       4  a CI gate failed (report --fail-if, compare --max-regression), or a
          --fail-if condition could not be checked (see report --allow-missing)
     """
-
-
-@main.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=True))
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list, one object per input.")
-@click.option(
-    "--merge", "merge_inputs", is_flag=True, help="Treat all inputs as one application run."
-)
-def inspect(files: tuple[str, ...], as_json: bool, merge_inputs: bool) -> None:
-    """Show what each profile FILE holds: format, devices, launches, kernels, metrics."""
-    from advisor.report.inspect import render_text, summarize  # its templates load for this command
-    profiles: list[Profile] = []
-    failed = 0
-    for path in files:
-        try:
-            profiles.append(parsers.read(path))
-        except AdvisorError as exc:
-            if exc.exit_code != EXIT_INPUT:
-                raise
-            failed += 1
-            click.echo(f"cuda-advisor: error: {_one_line(str(exc))}", err=True)
-    if merge_inputs and profiles:
-        profiles = [merge(profiles)]
-    summaries = [summarize(p) for p in profiles]
-    if as_json:
-        click.echo(json.dumps(summaries, indent=2, sort_keys=True, allow_nan=False))
-    elif summaries:
-        click.echo(render_text(summaries), nl=False)
-    if failed:
-        sys.exit(EXIT_INPUT)
-
-
-@main.command(name="formats")
-def formats_cmd() -> None:
-    """List the input formats cuda-advisor reads."""
-    from parsers.registry import known_formats
-
-    for name, description in known_formats():
-        click.echo(f"{name:<16} {description}")
 
 
 def _register(module_name: str) -> None:

@@ -54,7 +54,7 @@ def resolve_device(profile: Profile, option: str | None) -> Characterization:
         if option.lower().endswith(".json"):
             raise UsageError(f"--device {option}: no such characterization file")
         return default_characterization(find_device(option))
-    names = _profile_device_names(profile)
+    names = profile_device_names(profile)
     if not names:
         raise UsageError(
             f"{profile.path} does not name its GPU; give --device NAME or --device FILE.json"
@@ -204,7 +204,7 @@ def _cc_facts(cc: str | None) -> tuple[str, int, int, int] | None:
     )
 
 
-def _profile_device_names(profile: Profile) -> list[str]:
+def profile_device_names(profile: Profile) -> list[str]:
     """Distinct GPU names in the profile, devices table first, in order of appearance."""
     found: list[str] = []
     for frame, column in (
