@@ -41,4 +41,21 @@ def _collapse(name: str, left: str, right: str) -> str:
     return "".join(out)
 
 
-__all__ = ["DISPLAY_NAME_CHARS", "shorten"]
+#: (upper bound in ns, unit, ns per unit): a time is printed in the first unit it is below
+_TIME_UNITS = ((1e3, "ns", 1.0), (1e6, "µs", 1e3), (1e9, "ms", 1e6), (float("inf"), "s", 1e9))
+
+
+def duration(value_ns: float | None) -> str:
+    """A time with the unit its magnitude calls for and three significant digits:
+    ``850 ns``, ``5.25 µs``, ``9.58 ms``, ``1.20 s``; ``—`` when unknown."""
+    if value_ns is None or value_ns != value_ns or value_ns < 0:
+        return "—"
+    for bound, unit, scale in _TIME_UNITS:
+        if value_ns < bound * 0.9995 or unit == "s":
+            number = float(f"{value_ns / scale:.3g}")  # three significant digits
+            digits = 0 if number >= 100 or number == 0 else 1 if number >= 10 else 2
+            return f"{number:.{digits}f} {unit}"
+    return "—"  # unreachable: the last unit takes every value
+
+
+__all__ = ["DISPLAY_NAME_CHARS", "duration", "shorten"]
