@@ -47,12 +47,28 @@ MAX_SWEEP_VALUES = 1025
 
 def _pattern_options(func: Callable[..., Any]) -> Callable[..., Any]:
     options = [
-        click.option("--cc", default=None, metavar="X.Y", help="Compute capability, e.g. 1.3."),
+        click.option(
+            "--cc",
+            default=None,
+            metavar="X.Y",
+            help="Compute capability, e.g. 1.3 (picks the coalescing rules and bank count).",
+        ),
         click.option("--gpu", default=None, metavar="NAME", help="GPU name (sets --cc)."),
-        click.option("--stride", type=int, default=None, help="Words between threads [1]."),
-        click.option("--offset", type=int, default=0, show_default=True, help="First word."),
-        click.option("--word", type=int, default=4, show_default=True, help="Word bytes."),
-        click.option("--index", default=None, metavar="EXPR", help="Word index of tid."),
+        click.option(
+            "--stride", type=int, default=None, help="Words between consecutive threads [1]."
+        ),
+        click.option(
+            "--offset", type=int, default=0, show_default=True, help="Word thread 0 accesses."
+        ),
+        click.option(
+            "--word", type=int, default=4, show_default=True, help="Bytes per word (1 to 16)."
+        ),
+        click.option(
+            "--index",
+            default=None,
+            metavar="EXPR",
+            help="Word each thread accesses, as an expression of tid, lane, warp.",
+        ),
         click.option(
             "--const",
             "consts",
@@ -60,9 +76,26 @@ def _pattern_options(func: Callable[..., Any]) -> Callable[..., Any]:
             metavar="NAME=INT",
             help="Bind a name of --index (repeatable).",
         ),
-        click.option("--active", default=None, metavar="SPEC", help="e.g. 0-15 or 0xffff."),
-        click.option("--threads", type=int, default=WARP_SIZE, show_default=True),
-        click.option("--sweep", default=None, metavar="KEY=A..B", help="Table over values."),
+        click.option(
+            "--active",
+            default=None,
+            metavar="SPEC",
+            help="Threads that take part, e.g. 0-15 or 0xffff (default: all).",
+        ),
+        click.option(
+            "--threads",
+            type=int,
+            default=WARP_SIZE,
+            show_default=True,
+            help="Threads in the access.",
+        ),
+        click.option(
+            "--sweep",
+            default=None,
+            metavar="KEY=A..B",
+            help="One row per value of stride, offset, word (banks for shared) or an --index "
+            "name, e.g. stride=1..32 or offset=0,4,8.",
+        ),
         click.option("--json", "as_json", is_flag=True, help="Print JSON."),
     ]
     for option in reversed(options):
@@ -89,7 +122,11 @@ def access_group() -> None:
 )
 @one_line_errors
 def global_cmd(protocol: str | None, **opts: Any) -> None:
-    """Transactions, bytes moved vs requested, and k for one global access of a warp."""
+    """Memory transactions of one warp's global load or store, and its efficiency.
+
+    Transactions per request, bytes moved against bytes requested, and k, the threads served
+    per transaction (with the MAX/SUM cost per access on cc 1.2/1.3).
+    """
     cc, pattern, sweep, threads = _common(opts)
     chosen = protocol or protocol_for_cc(cc)
 
@@ -104,7 +141,7 @@ def global_cmd(protocol: str | None, **opts: Any) -> None:
 @click.option("--banks", type=int, default=None, help="Banks [16 on cc 1.x, else 32].")
 @one_line_errors
 def shared_cmd(banks: int | None, **opts: Any) -> None:
-    """Bank-conflict degree (broadcast counted) of one shared access of a warp."""
+    """Bank-conflict degree of one warp's shared-memory access (broadcasts counted)."""
     cc, pattern, sweep, threads = _common(opts)
     base_banks = banks if banks is not None else opts.get("_gpu_banks") or default_banks(cc)
     cc1 = parse_cc(cc)[0] == 1

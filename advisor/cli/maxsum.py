@@ -1,4 +1,5 @@
-"""``cuda-advisor predict maxsum``: the MAX / SUM bounds of seed 001 for a kernel description.
+"""``cuda-advisor predict maxsum``: the MAX / SUM bounds of seed 001 for a kernel description
+(the help text describes the model without the paper's name; the source follows its ``\\f``).
 
 ``maxsum_command`` is attached to the ``predict`` group by the command line; it also works on
 its own (errors become one line and an exit code either way, see :func:`one_line_errors`).
@@ -89,11 +90,18 @@ def maxsum_command(
     profile_path: str | None,
     as_json: bool,
 ) -> None:
-    """MAX and SUM time bounds of seed 001 for the kernels of a description file.
+    """Lower (MAX) and upper (SUM) time bounds for the kernels of a description file.
 
-    MAX assumes all latency hidden (C(T) = max(N_comp, N_mem)), SUM none (N_comp + N_mem);
-    T(K) = N_B·N_w·N_t·C_T / (N_c·D·R), T(P) = Σ T(K).  A measured time (--measured-ms for the
-    program, measured_ms per kernel in the file, or --profile) is placed between the bounds.
+    Per thread, N_comp compute cycles and N_mem memory cycles (from the op counts, the access
+    patterns' transactions and the latencies).  MAX assumes the warps hide all memory latency
+    behind computation (C(T) = max(N_comp, N_mem)), SUM that they hide none (N_comp + N_mem);
+    T(K) = N_B·N_w·N_t·C_T / (N_c·D·R): N_B blocks per SM one after the other, N_w warps per
+    block, N_t threads per warp, N_c cores per SM, pipeline depth D, clock R; T(P) = Σ T(K).
+    A measured time (--measured-ms for the program, measured_ms per kernel in the file, or
+    --profile) is placed between the bounds.
+
+    \f
+    The MAX/SUM model of seed 001 §3 (MODELS.md §4).
     """
     if measured_ms is not None and not measured_ms > 0:
         raise UsageError(f"--measured-ms {measured_ms}: must be > 0")

@@ -1,5 +1,6 @@
 """``cuda-advisor microbench``: build, check, run and fit the GPU microbenchmarks (seed 002
-section III).  Registered on the ``cuda-advisor`` group by advisor/cli/group.py.
+section III).  Registered on the ``cuda-advisor`` group by advisor/cli/group.py.  The help texts
+say what is measured and checked; the paper's figures are named after click's ``\\f``.
 
 Exit codes: 0 success; 1 nvcc rejected the sources, a Fig. 2 check failed, or the benchmark
 driver failed on the GPU; 2 bad usage, nvcc or cuobjdump missing (the message says how to
@@ -27,13 +28,21 @@ class ChecksFailed(AdvisorError):
 
 @click.group(name="microbench")
 def microbench_group() -> None:
-    """GPU microbenchmarks: build, check (Fig. 2), run, fit a device characterization.
+    """GPU microbenchmarks: build, check, run, fit a device characterization.
+
+    They measure instruction latency and throughput, load latency per memory level, DRAM
+    bandwidth against loads in flight, FLOP/s against arithmetic intensity, shared-memory bank
+    conflicts and warp divergence on the local GPU; the fitted JSON is what --device FILE.json
+    reads.
 
     \b
     cuda-advisor microbench build [--arch sm_80 ...] [-o DIR]
     cuda-advisor microbench check [DIR]
     cuda-advisor microbench run [--out raw.json]       (needs an NVIDIA GPU)
     cuda-advisor microbench fit raw.json -o device.json
+
+    \f
+    The benchmarks and their checks follow seed 002 section III (its Fig. 2 and Fig. 3).
     """
 
 
@@ -48,7 +57,11 @@ def microbench_group() -> None:
 @click.option(
     "-o", "--output", "out_dir", default=DEFAULT_BUILD_DIR, show_default=True, help="Build folder."
 )
-@click.option("--no-check", is_flag=True, help="Skip the Fig. 2 checks after building.")
+@click.option(
+    "--no-check",
+    is_flag=True,
+    help="Skip the check that every timed region kept its instructions after building.",
+)
 def build_command(archs: tuple[str, ...], out_dir: str, no_check: bool) -> None:
     """Compile the microbenchmarks with nvcc (keeps PTX and cubins for the checks)."""
     result = build_microbenchmarks(out_dir, archs)
@@ -65,7 +78,15 @@ def build_command(archs: tuple[str, ...], out_dir: str, no_check: bool) -> None:
 @click.option("-v", "--verbose", is_flag=True, help="Print every check, not only failures.")
 @click.option("--no-sass", is_flag=True, help="Check the PTX only.")
 def check_command(build_dir: str, verbose: bool, no_sass: bool) -> None:
-    """Count the measured instructions in every timed region (the paper's Fig. 2 checks)."""
+    """Check that nvcc kept the measured instructions in every timed region.
+
+    For every benchmark kernel, count the measured instructions between its two clock64 reads
+    in the PTX and in the SASS (cuobjdump) against the count the benchmark needs: none
+    optimized away, fused or hoisted out of the timed region.
+
+    \f
+    Seed 002's Fig. 2 checks (b: PTX, c: SASS).
+    """
     if not built_files(build_dir, "ptx"):
         raise UsageError(
             f"{build_dir}: no PTX files; run `cuda-advisor microbench build -o {build_dir}` first"

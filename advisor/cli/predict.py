@@ -26,7 +26,11 @@ CALIBRATE_SYNTAX = "GPU:N:TIME, e.g. 'GeForce GTX 680:1024:26.2' (N the input si
 
 @click.group(name="predict")
 def predict_group() -> None:
-    """Predict kernel times with the papers' analytic models."""
+    """Predict kernel times from analytic models (BSP, MAX/SUM bounds).
+
+    \f
+    bsp: seed 000 (MODELS.md §3); maxsum: seed 001 (MODELS.md §4).
+    """
 
 
 def find_gpu(name: str, option: str) -> GpuSpec:
@@ -111,12 +115,20 @@ def bsp_cmd(
     sizes: str | None,
     as_json: bool,
 ) -> None:
-    """BSP model with one calibrated λ (seed 000): T_k = t·(Comp+Comm_GM+Comm_SM)/(R·P·λ).
+    """Predict a kernel's time on other GPUs and sizes from one measured run (BSP model).
+
+    T_k = t·(Comp + Comm_GM + Comm_SM)/(R·P·λ): t threads, each with Comp compute cycles and
+    Comm_GM, Comm_SM cycles of global and shared memory accesses (their counts times the
+    latencies), over R (clock) · P (cores); λ absorbs what the model leaves out (latency
+    hiding, caches, occupancy).
 
     λ is fitted on the measured run given by --calibrate GPU:N:TIME (TIME in milliseconds), then
     T_k is predicted for every --gpu (default: the calibration GPU) and every --sizes value
     (default: the calibration N).  Per-thread counts come from an application file (--app,
     expressions of N) or from a profile of one run (--profile; it fixes the size).
+
+    \f
+    Seed 000 §IV, equations (3)-(5); MODELS.md §3.
     """
     if (app_path is None) == (not profile_paths):
         raise UsageError("give exactly one of --app FILE or --profile FILE")

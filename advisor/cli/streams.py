@@ -1,4 +1,10 @@
-"""``cuda-advisor streams TRACE``: seed 004's CUDA-streams models on a GPU timeline."""
+"""``cuda-advisor streams TRACE``: seed 004's CUDA-streams models on a GPU timeline.
+
+The help text speaks of copy engines and compute capabilities; the sources (seed 004 for cc 1.x
+and 2.x, the project's three-stage pipeline of MODELS.md §6 Decision 6 for cc >= 3.0, seed 004
+Table 3 for t_sc) are in the docstrings below the help (after click's ``\\f``) and in
+docs/streams.md.
+"""
 
 from __future__ import annotations
 
@@ -30,8 +36,8 @@ NAME_CHARS = 60
     type=float,
     default=None,
     metavar="MS",
-    help="Stream-creation time t_sc in ms (default: seed 004 Table 3, else "
-    f"{streams.DEFAULT_TSC_MS} ms).",
+    help="Overhead per stream t_sc in ms (default: a built-in value for the GeForce 8800 GTS 512"
+    f" to GTX 580, else {streams.DEFAULT_TSC_MS} ms).",
 )
 @click.option(
     "--max-streams",
@@ -44,11 +50,19 @@ NAME_CHARS = 60
 def streams_cmd(
     trace: str, cc: str | None, tsc_ms: float | None, max_streams: int, as_json: bool
 ) -> None:
-    """Predict the time of each HtoD -> kernel -> DtoH sequence of TRACE on n streams.
+    """Predict each HtoD copy -> kernels -> DtoH copy sequence of TRACE split over n streams.
 
     TRACE is a GPU timeline: nvprof --print-gpu-trace, nsys cuda_gpu_trace, or an nvprof / nsys
-    SQLite export.  Models: seed 004 (cc 1.x, 2.x) and, for cc >= 3.0, the project's
-    three-stage pipeline extension (Decision 6).
+    SQLite export.  For every sequence: the time on 1 .. --max-streams streams and the best
+    number.  The model follows the compute capability: before cc 3.0 one copy engine (on cc 2.x
+    only the HtoD copy overlaps the kernels), from cc 3.0 on two copy engines (HtoD copy, kernel
+    and DtoH copy of different chunks overlap as a three-stage pipeline).  Sequences whose kernels
+    run many launches back to back between a few copies get no advice: streams have nothing to
+    overlap there.
+
+    \f
+    Models: seed 004 §3.2.1 (cc 1.x) and §3.2.2 (cc 2.x); for cc >= 3.0 the project's extension,
+    MODELS.md §6 Decision 6.  t_sc default: seed 004 Table 3.
     """
     analysis = analyze_streams(parsers.read(trace), cc=cc, tsc_ms=tsc_ms, max_streams=max_streams)
     if as_json:
@@ -61,10 +75,12 @@ def streams_cmd(
 def render_text(analysis: StreamsAnalysis) -> str:
     """The human-readable view: one block per sequence."""
     tl = analysis.timeline
-    count = len(analysis.results)
+    count = len(tl.sequences)
+    without = len(analysis.without_advice)
     lines = [
         f"streams: {analysis.path}",
         f"{count} HtoD -> kernel -> DtoH sequence{'s' if count != 1 else ''}"
+        + (f" ({without} without streams advice)" if without else "")
         + _unmatched(tl.unmatched_htod, tl.unmatched_kernels, tl.unmatched_dtoh),
     ]
     lines += [f"note: {note}" for note in tl.notes]

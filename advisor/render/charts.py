@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any
 from markupsafe import Markup
 
 from advisor.render.criteria_svg import criteria_svg
+from advisor.render.display import duration
 from advisor.report.build import KernelDetail, StreamsSequence
 from advisor.report.roofline import Roofline
-from advisor.report.timeline import Timeline
+from advisor.report.timeline import Setup, Timeline
 
 if TYPE_CHECKING:  # matplotlib is imported when the first chart is drawn
     from matplotlib.figure import Figure
@@ -72,25 +73,41 @@ def _figure(width_in: float, height_in: float) -> Figure:
 
 
 def criteria_chart(detail: KernelDetail) -> Markup:
-    """The nine criteria in [0, 1] as bars (seed 002 case-study figures), the threshold as a
-    dashed line, each computed criterion's potential speedup marked above its bar; written as
-    SVG directly (:mod:`advisor.render.criteria_svg`), up to twenty per report."""
+    """The nine criteria in [0, 1] as bars (the criteria paper's case-study figures), the
+    threshold as a dashed line, each computed criterion's potential speedup marked above its
+    bar; written as SVG directly (:mod:`advisor.render.criteria_svg`), up to twenty per report."""
     return criteria_svg(detail.criteria, str(detail.row.rank))
 
 
 def timeline_chart(timeline: Timeline) -> Markup:
-    """Kernels and transfers by stream, the GPU's idle gaps shaded (HOSTSYNC's evidence)."""
+    """Kernels and transfers by stream from the first kernel on, one row per stream with an
+    activity drawn; shaded: the stretches inside HOSTSYNC's span where no kernel runs.  The
+    set-up before the first kernel is a separate band at the left with its length written in it
+    (:class:`~advisor.report.timeline.Setup`), neither to scale nor shaded.  An activity shorter
+    than :data:`_MIN_BAR_FRAC` of the axis is drawn that wide, so that none is invisible."""
     with _rc():
         streams = sorted({i.stream for i in timeline.intervals}, key=_stream_key)
+        setup = timeline.setup
         height_in = 1.3 + 0.3 * len(streams)
+        if setup is not None:
+            height_in = max(height_in, _SETUP_MIN_HEIGHT_IN)  # room for the band's text
         fig = _figure(7.0, height_in)
-        ax = fig.add_subplot(1, 1, 1)
+        if setup is None:
+            ax = labels = fig.add_subplot(1, 1, 1)
+        else:
+            labels, ax = fig.subplots(
+                1, 2, sharey=True, gridspec_kw={"width_ratios": [1, 9], "wspace": 0.03}
+            )
+            _setup_band(labels, setup)
+            ax.tick_params(labelleft=False)
         t0 = timeline.span_ns[0]
+        axis_ms = max((timeline.span_ns[1] - t0) / 1e6, 1e-6)
+        narrowest = _MIN_BAR_FRAC * axis_ms
         kinds = sorted({i.kind for i in timeline.intervals})
         bars_of: dict[tuple[str, str], list[tuple[float, float]]] = {}
         for i in timeline.intervals:  # one pass, each (kind, stream) in interval order
             bars_of.setdefault((i.kind, i.stream), []).append(
-                ((i.start_ns - t0) / 1e6, (i.end_ns - i.start_ns) / 1e6)
+                ((i.start_ns - t0) / 1e6, max((i.end_ns - i.start_ns) / 1e6, narrowest))
             )
         for kind in kinds:
             labelled = False  # the first stream row holding ``kind`` carries the legend label
@@ -106,10 +123,14 @@ def timeline_chart(timeline: Timeline) -> Markup:
                     labelled = True
         for a, b in timeline.gaps:
             ax.axvspan((a - t0) / 1e6, (b - t0) / 1e6, color=_GAP, alpha=0.15, linewidth=0)
-        ax.set_yticks(range(len(streams)))
-        ax.set_yticklabels([f"stream {s}" for s in streams])
-        ax.set_xlabel("time since first activity (ms); shaded: GPU idle")
-        ax.set_xlim(0, max((timeline.span_ns[1] - t0) / 1e6, 1e-6))
+        labels.set_yticks(range(len(streams)))
+        labels.set_yticklabels([f"stream {s}" for s in streams])
+        labels.set_ylim(-0.6, len(streams) - 0.4)
+        if timeline.kernel_span_ns is None:
+            ax.set_xlabel("time since the first activity (ms)")
+        else:
+            ax.set_xlabel("time since the first kernel (ms); shaded: no kernel running (HOSTSYNC)")
+        ax.set_xlim(0, axis_ms)
         ax.legend(
             loc="lower right",
             bbox_to_anchor=(1.0, 1.0),
@@ -121,29 +142,80 @@ def timeline_chart(timeline: Timeline) -> Markup:
         return svg_markup(fig)
 
 
+#: the chart's height (inches) when it has a set-up band, whose text runs up the band
+_SETUP_MIN_HEIGHT_IN = 2.2
+#: the narrowest bar on the timeline, as a share of its time axis (about one pixel)
+_MIN_BAR_FRAC = 0.002
+_SETUP_COLOUR = "#bbbbbb"
+
+
+def _setup_band(ax: Any, setup: Setup) -> None:
+    """The set-up before the first kernel: a grey band, its length and content written up it."""
+    ax.axvspan(0, 1, color=_SETUP_COLOUR, alpha=0.35, linewidth=0)
+    ax.set_xlim(0, 1)
+    ax.set_xticks([])
+    lines = [f"set-up: {duration(setup.duration_ns)} before", "the first kernel"]
+    if setup.activities:  # copies and memsets: the report's transfers
+        noun = "transfer" if setup.activities == 1 else "transfers"
+        on = f" on {setup.streams} streams" if setup.streams > 1 else ""
+        lines += [f"({setup.activities} {noun}{on},", "not drawn)"]
+    ax.text(
+        0.5,
+        0.5,
+        "\n".join(lines),
+        rotation=90,
+        ha="center",
+        va="center",
+        fontsize=6.5,
+        transform=ax.transAxes,
+    )
+
+
+#: ns per unit of the units :func:`advisor.render.display.duration` writes
+_NS_PER_UNIT = {"ns": 1.0, "µs": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def time_unit(largest_ns: float) -> tuple[str, float]:
+    """(unit, ns per unit) of an axis whose largest time is ``largest_ns``: the unit
+    :func:`advisor.render.display.duration` writes it in."""
+    unit = duration(max(largest_ns, 0.0)).rsplit(" ", 1)[-1]
+    return (unit, _NS_PER_UNIT[unit]) if unit in _NS_PER_UNIT else ("ms", 1e6)
+
+
 def streams_chart(seq: StreamsSequence) -> Markup:
-    """Predicted time of one sequence versus the number of streams (seed 004)."""
+    """Predicted time of one sequence versus the number of streams (the CUDA streams model), in
+    the time unit the curve's magnitude calls for."""
+    points = [(n, v) for n, v in enumerate(seq.curve_ms, start=1) if v is not None]
+    known = [v for _, v in points] + [
+        v for v in (seq.measured_ms, seq.predicted_optimal_ms) if v is not None
+    ]
+    unit, scale = time_unit(max(known, default=0.0) * 1e6)
+    per_ms = 1e6 / scale  # axis units per millisecond
     with _rc():
         fig = _figure(5.0, 2.2)
         ax = fig.add_subplot(1, 1, 1)
-        points = [(n, v) for n, v in enumerate(seq.curve_ms, start=1) if v is not None]
-        ax.plot([p[0] for p in points], [p[1] for p in points], color=_OK, linewidth=1.2)
+        ax.plot([p[0] for p in points], [p[1] * per_ms for p in points], color=_OK, linewidth=1.2)
         if seq.predicted_optimal_ms is not None:
-            ax.plot([seq.optimal_n], [seq.predicted_optimal_ms], "o", color=_SPEEDUP)
+            optimal = seq.predicted_optimal_ms * per_ms
+            ax.plot([seq.optimal_n], [optimal], "o", color=_SPEEDUP)
             ax.annotate(
                 f"optimal n = {seq.optimal_n}",
-                (seq.optimal_n, seq.predicted_optimal_ms),
+                (seq.optimal_n, optimal),
                 textcoords="offset points",
                 xytext=(4, 8),
                 color=_SPEEDUP,
             )
         if seq.measured_ms is not None:
             ax.plot(
-                [seq.measured_streams], [seq.measured_ms], "s", color="#333333", label="measured"
+                [seq.measured_streams],
+                [seq.measured_ms * per_ms],
+                "s",
+                color="#333333",
+                label="measured",
             )
             ax.legend(loc="upper right", fontsize=7, frameon=False)
         ax.set_xlabel("number of streams n")
-        ax.set_ylabel("predicted time (ms)")
+        ax.set_ylabel(f"predicted time ({unit})")
         fig.subplots_adjust(left=0.13, right=0.98, top=0.95, bottom=0.2)
         return svg_markup(fig)
 

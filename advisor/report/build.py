@@ -3,11 +3,20 @@ engine's analysis (seed 002; MODELS.md §1-2) and the profile into a :class:`Rep
 and Markdown renderers (:mod:`advisor.render.report`) only lay out.
 
 The values come from :func:`advisor.criteria.engine.analysis.to_json`, so NaN and infinities are
-already ``None`` and the report shows exactly what ``report --json`` writes.  The report's size is
-bounded: the :data:`DETAIL_KERNELS` kernels with the largest share of GPU time are shown in detail,
-the next
-:data:`TABLE_KERNELS` in one table, the rest only counted; the timeline
-(:mod:`advisor.report.timeline`) keeps a bounded number of intervals.
+already ``None`` and the report shows exactly what ``report --json`` writes.  The report scales
+with what the input holds and its size is bounded:
+
+* the :class:`Verdict` says what to fix first (the application's first hint), what it buys and
+  on how much GPU time, or why there is no estimate and what to collect;
+* a kernel with at least one kernel criterion computed is a row of the criteria table; of those,
+  the :data:`DETAIL_KERNELS` with the largest share of GPU time get a detail section.  A kernel
+  without one (a profile of kernel times only) is a row of one compact table of its times, with
+  the spread of its launch times (:class:`Spread`) when the profile has it;
+* the commands that collect what is missing are gathered once (:class:`Collect`), not per kernel;
+* notes that speak of a profiler the inputs do not come from (an nvprof limitation on nsys input)
+  are left out: the JSON keeps them all;
+* :data:`TABLE_KERNELS` kernels after the detailed ones are listed, the rest only counted; the
+  timeline (:mod:`advisor.report.timeline`) keeps a bounded number of intervals.
 
 Hints: the summary lists the application's hints as the engine ranks them
 (:func:`advisor.criteria.engine.hints.rank`: one entry per criterion with the kernels that share
@@ -21,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from advisor.criteria import CRITERIA
@@ -30,6 +39,15 @@ from advisor.criteria.engine.hints import THRESHOLDS, kernels_of
 from advisor.errors import InputError, UsageError
 from advisor.profile import Profile
 from advisor.render.display import shorten
+from advisor.report.missing import (
+    TOOL_NAMES,
+    Collect,
+    for_inputs,
+    metric_tools,
+    profilers_of,
+    timeline_tools,
+    what_to_collect,
+)
 from advisor.report.nvidia import NvidiaEstimate, combined, estimate
 from advisor.report.predictions import (
     ModelInputs,
@@ -38,6 +56,7 @@ from advisor.report.predictions import (
     database_device,
 )
 from advisor.report.roofline import Roofline, build_roofline
+from advisor.report.spread import Spread, spreads
 from advisor.report.timeline import Timeline, timeline
 
 #: kernels shown in detail (charts, hints, evidence): enough for the kernels that matter
@@ -165,6 +184,10 @@ class KernelRow:
     bound: str | None
     potential_speedup: float | None
     values: tuple[float | None, ...]  # in CRITERIA order
+    statuses: tuple[str | None, ...] = ()  # in CRITERIA order (None: the engine has no result)
+    #: at least one kernel criterion (not the application's HOSTSYNC) has a value
+    computed: bool = False
+    spread: Spread | None = None
 
 
 @dataclass(frozen=True)
@@ -180,6 +203,11 @@ class KernelDetail:
     @property
     def not_computable(self) -> tuple[CriterionView, ...]:
         return tuple(c for c in self.criteria if c.status == "not_computable")
+
+    @property
+    def evaluated(self) -> tuple[CriterionView, ...]:
+        """The criteria with a value or found not to apply (the rows of the criteria table)."""
+        return tuple(c for c in self.criteria if c.status != "not_computable")
 
 
 @dataclass(frozen=True)
@@ -215,6 +243,23 @@ class StreamsSequence:
 
 
 @dataclass(frozen=True)
+class Verdict:
+    """The report's first line: what to fix first, what it buys and on how much GPU time; or,
+    without an estimate, why and what to collect."""
+
+    hint: HintView | None  # the application's first hint (None: no criterion below threshold)
+    hint_time_ns: float | None  # GPU time of the kernels the hint concerns
+    gpu_time_ns: float | None  # the run's GPU time (sum of the kernels' times)
+    span_ns: float | None  # the timeline's span and idle time (HOSTSYNC's inputs)
+    idle_ns: float | None
+    potential_speedup: float | None  # the application's
+    basis: str  # how the application's potential speedup was formed, or why it is missing
+    needs: tuple[str, ...]  # what to collect for an estimate, in words (empty: nothing)
+    kernels_with_criteria: int
+    kernels: int
+
+
+@dataclass(frozen=True)
 class Report:
     title: str
     inputs: tuple[str, ...]
@@ -230,6 +275,43 @@ class Report:
     analysis_json: Mapping[str, Any]
     predictions: Predictions | None = None
     roofline: Roofline | None = None
+    verdict: Verdict | None = None
+    collect: Collect = field(default_factory=lambda: Collect((), (), ()))
+    profilers: tuple[str, ...] = ()  # the profilers of the inputs (nvprof, ncu, nsys)
+
+    @property
+    def criteria_rows(self) -> tuple[KernelRow, ...]:
+        """The listed kernels with at least one kernel criterion computed."""
+        return tuple(r for r in self.table if r.computed)
+
+    @property
+    def timing_rows(self) -> tuple[KernelRow, ...]:
+        """The listed kernels without any kernel criterion: their times only."""
+        return tuple(r for r in self.table if not r.computed)
+
+    @property
+    def criteria_columns(self) -> tuple[tuple[int, str], ...]:
+        """(index in :attr:`criteria_names`, name) of the criteria with a value in at least one
+        row of the criteria table: a criterion no kernel has is no column of n/c."""
+        rows = self.criteria_rows
+        return tuple(
+            (i, c)
+            for i, c in enumerate(self.criteria_names)
+            if any(r.values[i] is not None for r in rows)
+        )
+
+    @property
+    def criteria_absent(self) -> tuple[str, ...]:
+        """The criteria no listed kernel has a value for."""
+        shown = {c for _, c in self.criteria_columns}
+        return tuple(c for c in self.criteria_names if c not in shown)
+
+    @property
+    def spread_columns(self) -> tuple[str, ...]:
+        """The spread fields (``avg_ns``, ``median_ns``, ...) some timing row has."""
+        fields = ("avg_ns", "median_ns", "min_ns", "max_ns", "stddev_ns")
+        spreads = [r.spread for r in self.timing_rows if r.spread is not None]
+        return tuple(f for f in fields if any(getattr(sp, f) is not None for sp in spreads))
 
 
 def build(
@@ -245,10 +327,13 @@ def build(
     in them, the BSP model uses the database entry of the analysis' GPU."""
     data = to_json(analysis)
     app = data["application"]
+    profilers = profilers_of(data)
     kernels = sorted(data["kernels"], key=lambda k: (-(k["share_of_gpu_time"] or 0.0), k["name"]))
-    rows = [_row(i + 1, k) for i, k in enumerate(kernels)]
+    spread_of = spreads(profile)
+    rows = [_row(i + 1, k, spread_of.get(k["name"])) for i, k in enumerate(kernels)]
     shown = rows[: detail_kernels + table_kernels]
-    details = tuple(_detail(r, k) for r, k in zip(rows[:detail_kernels], kernels, strict=False))
+    detailed = [(r, k) for r, k in zip(rows, kernels, strict=True) if r.computed]
+    details = tuple(_detail(r, k, profilers) for r, k in detailed[:detail_kernels])
     by_name = {k["name"]: k for k in kernels}
     hints = [
         _app_hint(h, kernels_of(obj), data, by_name)
@@ -263,7 +348,7 @@ def build(
         bound_mix=_bound_mix(kernels),
         top_hints=tuple(hints[:SUMMARY_HINTS]),
         hints_total=len(hints),
-        hostsync=_criterion("HOSTSYNC", app["HOSTSYNC"]),
+        hostsync=_criterion("HOSTSYNC", app["HOSTSYNC"], profilers=profilers),
         device=data["device"].get("name"),
         profile_devices=_profile_devices(profile),
         speedup_form=data["speedup_form"],
@@ -284,14 +369,54 @@ def build(
         streams=streams,
         streams_notes=streams_notes,
         timeline=timeline(profile),
-        notes=tuple(data["notes"]) + tuple(_device_notes(data["device"])),
+        notes=for_inputs([*data["notes"], *_device_notes(data["device"])], profilers),
         analysis_json=data,
         predictions=build_predictions(profile, kernels, model_inputs),
         roofline=build_roofline(profile, kernels, data["device"]),
+        verdict=_verdict(summary, app, hints, rows, profilers),
+        collect=what_to_collect(kernels, app["HOSTSYNC"], profilers),
+        profilers=profilers,
     )
 
 
-def _row(rank: int, k: Mapping[str, Any]) -> KernelRow:
+def _verdict(
+    summary: Summary,
+    app: Mapping[str, Any],
+    hints: list[HintView],
+    rows: list[KernelRow],
+    profilers: tuple[str, ...] = (),
+) -> Verdict:
+    """The first line: the application's first hint with the GPU time it concerns, and the
+    application's potential speedup or what to collect for one."""
+    hint = hints[0] if hints else None
+    gpu = summary.gpu_time_ns
+    share = hint.share_of_gpu_time if hint is not None else None
+    inputs = dict(summary.hostsync.inputs)
+    needs = []
+    if summary.hostsync.status == "not_computable":
+        tools = " or ".join(TOOL_NAMES[t] for t in timeline_tools(profilers))
+        needs.append(f"a timeline of the launches ({tools}) for HOSTSYNC")
+    if rows and not any(r.potential_speedup is not None for r in rows):
+        tools = " or ".join(TOOL_NAMES[t] for t in metric_tools(profilers))
+        what = "speedup estimates"
+        if not any(r.computed for r in rows):
+            what = "criteria and speedup estimates"
+        needs.append(f"the kernels' hardware metrics ({tools}) for their {what}")
+    return Verdict(
+        hint=hint,
+        hint_time_ns=gpu * share if gpu is not None and share is not None else None,
+        gpu_time_ns=gpu,
+        span_ns=inputs.get("span_ns"),
+        idle_ns=inputs.get("idle_ns"),
+        potential_speedup=summary.potential_speedup,
+        basis=str(app.get("potential_speedup_basis") or ""),
+        needs=tuple(needs) if summary.potential_speedup is None else (),
+        kernels_with_criteria=sum(1 for r in rows if r.computed),
+        kernels=len(rows),
+    )
+
+
+def _row(rank: int, k: Mapping[str, Any], spread: Spread | None = None) -> KernelRow:
     crit = k["criteria"]
     return KernelRow(
         rank=rank,
@@ -303,10 +428,21 @@ def _row(rank: int, k: Mapping[str, Any]) -> KernelRow:
         bound=k["bound"],
         potential_speedup=k["potential_speedup"],
         values=tuple(crit[c]["value"] if c in crit else None for c in CRITERIA),
+        statuses=tuple(crit[c]["status"] if c in crit else None for c in CRITERIA),
+        computed=_computed(k),
+        spread=spread,
     )
 
 
-def _detail(row: KernelRow, k: Mapping[str, Any]) -> KernelDetail:
+def _computed(k: Mapping[str, Any]) -> bool:
+    """At least one criterion of the kernel's own (HOSTSYNC is the application's) has a value."""
+    return any(
+        c["status"] == "computed" and c.get("scope") != "application" and c["value"] is not None
+        for c in k["criteria"].values()
+    )
+
+
+def _detail(row: KernelRow, k: Mapping[str, Any], profilers: tuple[str, ...] = ()) -> KernelDetail:
     crit = k["criteria"]
     methods = {name: c["method"] for name, c in crit.items()}
     return KernelDetail(
@@ -314,7 +450,9 @@ def _detail(row: KernelRow, k: Mapping[str, Any]) -> KernelDetail:
         memory_frac=k["throughputs"]["memory_frac"],
         compute_frac=k["throughputs"]["compute_frac"],
         criteria=tuple(
-            _criterion(c, crit[c], estimate(k["ncu_rules"], c)) for c in CRITERIA if c in crit
+            _criterion(c, crit[c], estimate(k["ncu_rules"], c), profilers)
+            for c in CRITERIA
+            if c in crit
         ),
         hints=tuple(
             _hint(
@@ -327,12 +465,15 @@ def _detail(row: KernelRow, k: Mapping[str, Any]) -> KernelDetail:
             for h in k["hints"]
         ),
         rules=tuple(_rule(r) for r in k["ncu_rules"]),
-        notes=tuple(k["notes"]),
+        notes=for_inputs(k["notes"], profilers),
     )
 
 
 def _criterion(
-    name: str, c: Mapping[str, Any], nvidia: NvidiaEstimate | None = None
+    name: str,
+    c: Mapping[str, Any],
+    nvidia: NvidiaEstimate | None = None,
+    profilers: tuple[str, ...] = (),
 ) -> CriterionView:
     threshold = THRESHOLDS.get(name)
     value = c["value"]
@@ -347,7 +488,7 @@ def _criterion(
         inputs=tuple(sorted(c["inputs"].items())),
         missing=tuple(c["missing"]),
         collect=tuple(sorted(c["collect"].items())),
-        notes=tuple(c["notes"]),
+        notes=for_inputs(c["notes"], profilers),
         nvidia=nvidia,
     )
 

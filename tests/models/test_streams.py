@@ -18,7 +18,12 @@ import parsers
 from advisor import cli
 from advisor.errors import InputError, UsageError
 from advisor.models import streams
-from advisor.models.streams.analysis import analyze_streams, to_dict
+from advisor.models.streams.analysis import (
+    analyze_streams,
+    device_facts,
+    sequence_notes,
+    to_dict,
+)
 from advisor.models.timeline import busy_ns, find_sequences
 from advisor.profile import Profile, Provenance
 
@@ -340,19 +345,33 @@ def test_matrixmul_trace_gtx1080ti(real_profiles: Path) -> None:
     # raw rows (ms): HtoD 1.028854 + 2.053933 = 3.082787; DtoH 1.944394; 301 matrixMulCUDA
     # launches between them; span 584.620743 .. 611.452752 + 1.944394 = 613.397146
     path = real_profiles / MATRIXMUL
-    (result,) = analyze_streams(parsers.read(path), cc="6.1").results
-    seq, pred = result.sequence, result.prediction
+    analysis = analyze_streams(parsers.read(path), cc="6.1")
+    # 301 launches for 3 copies: more than 2 per copy, so no streams advice (a loop on data kept
+    # on the GPU), and one line says why
+    assert analysis.results == ()
+    (skipped,) = analysis.without_advice
+    seq = skipped.sequence
+    assert skipped.index == 1
     assert (seq.htod_count, seq.kernel_count, seq.dtoh_count) == (2, 301, 1)
-    assert pred.t_thd_ms == pytest.approx(3.082787)
-    assert pred.t_tdh_ms == pytest.approx(1.944394)
-    assert result.measured_ms == pytest.approx(613.397146 - 584.620743)
+    assert seq.htod_ns / 1e6 == pytest.approx(3.082787)
+    assert seq.dtoh_ns / 1e6 == pytest.approx(1.944394)
+    assert seq.measured_ns / 1e6 == pytest.approx(613.397146 - 584.620743)
     with path.open(newline="") as handle:  # t_E recomputed from the raw CSV rows
         rows = list(csv.reader(handle))[5:]
     kernel_ms = sum(float(r[1]) for r in rows if r[-1].startswith("void matrixMulCUDA"))
-    assert pred.t_e_ms == pytest.approx(kernel_ms)
-    assert pred.t_e_ms == pytest.approx(23.031, abs=1e-3)
-    # cc 6.1 -> Decision 6, kernel-bound: sqrt((3.083 + 1.944)/0.01) = 22.4 -> n = 22
-    assert pred.model == streams.PIPELINE and result.device.tsc_source == "default"
+    assert seq.kernel_ns / 1e6 == pytest.approx(kernel_ms)
+    assert seq.kernel_ns / 1e6 == pytest.approx(23.031, abs=1e-3)
+    assert analysis.timeline.notes == (
+        "no streams advice for sequence 1: its 301 kernel launches run back to back on data "
+        "already on the GPU, between 2 HtoD copies and 1 DtoH copy; streams gain by overlapping "
+        "copies with kernels, which needs copies around the kernels (at most 2 launches per "
+        "copy)",
+    )
+    # the model itself on these times (what the advice would have been): cc 6.1 -> Decision 6,
+    # kernel-bound: sqrt((3.083 + 1.944)/0.01) = 22.4 -> n = 22
+    pred = streams.predict_streams(
+        streams.PIPELINE, seq.htod_ns / 1e6, seq.kernel_ns / 1e6, seq.dtoh_ns / 1e6, 0.01
+    )
     assert pred.optimal_n == 22
     assert pred.closed_form.n == pytest.approx(math.sqrt((3.082787 + 1.944394) / 0.01))
     assert pred.saving_frac == pytest.approx(0.163, abs=1e-3)
@@ -361,10 +380,19 @@ def test_matrixmul_trace_gtx1080ti(real_profiles: Path) -> None:
 def test_cc_and_sm_count_from_the_device_database(real_profiles: Path) -> None:
     # nvprof CSV has no compute capability; GTX 1080 Ti is cc 6.1 with 28 SMs in advisor/data.
     # matrixMul launches 20 x 10 = 200 blocks; at n = 22 a chunk has 200/22 = 9 blocks < 28 SMs
-    (result,) = analyze_streams(parsers.read(real_profiles / MATRIXMUL)).results
-    assert (result.device.cc, result.device.cc_source) == ((6, 1), "device database")
-    assert result.device.sm_count == 28 and result.sequence.grid_blocks == 200
-    assert any("about 9 blocks for 28 SMs" in n for n in result.notes)
+    prof = parsers.read(real_profiles / MATRIXMUL)
+    (seq,) = find_sequences(prof).sequences
+    device = device_facts(prof, seq.device, None, None)
+    assert (device.cc, device.cc_source) == ((6, 1), "device database")
+    assert device.sm_count == 28 and seq.grid_blocks == 200
+    pred = streams.predict_streams(
+        streams.model_for_cc(device.cc),
+        seq.htod_ns / 1e6,
+        seq.kernel_ns / 1e6,
+        seq.dtoh_ns / 1e6,
+        device.t_sc_ms,
+    )
+    assert any("about 9 blocks for 28 SMs" in n for n in sequence_notes(seq, device, pred))
 
 
 def test_two_stream_trace_gtx950(real_profiles: Path) -> None:
@@ -490,3 +518,105 @@ def test_zero_durations_give_n_1_and_valid_json() -> None:
     json.dumps(view, allow_nan=False)
     (seq,) = view["sequences"]
     assert (seq["optimal_n"], seq["saving_ms"], seq["closed_form_n"]) == (1, 0.0, 0.0)
+
+
+# --- which sequences get streams advice -------------------------------------------------------
+
+
+def _run(
+    kernels: int, htod: int = 1, dtoh: int = 1, stream: int = 7, at: float = 0
+) -> list[tuple[str, int, float, float]]:
+    """``htod`` HtoD copies, ``kernels`` launches and ``dtoh`` DtoH copies of 1 ms each, back to
+    back on ``stream`` from ``at`` ns."""
+    kinds = ["HtoD"] * htod + ["k"] * kernels + ["DtoH"] * dtoh
+    return [(kind, stream, at + i * 1e6, 1e6) for i, kind in enumerate(kinds)]
+
+
+@pytest.mark.parametrize(("kernels", "advised"), [(1, True), (3, True), (4, True), (5, False)])
+def test_advice_needs_copies_around_the_kernels(kernels: int, advised: bool) -> None:
+    # one HtoD and one DtoH copy: 2 copies allow at most 2 x 2 = 4 launches
+    analysis = analyze_streams(_profile(_run(kernels)), cc="7.0")
+    assert len(analysis.results) == int(advised)
+    assert len(analysis.without_advice) == int(not advised)
+    assert any(n.startswith("no streams advice") for n in analysis.timeline.notes) != advised
+
+
+def test_a_loop_between_copies_gets_one_line_instead_of_advice() -> None:
+    # HtoD, 5 launches, DtoH (5 > 2 x 2): the line names the counts
+    analysis = analyze_streams(_profile(_run(5)), cc="7.0")
+    (note,) = analysis.timeline.notes
+    assert note == (
+        "no streams advice for sequence 1: its 5 kernel launches run back to back on data "
+        "already on the GPU, between 1 HtoD copy and 1 DtoH copy; streams gain by overlapping "
+        "copies with kernels, which needs copies around the kernels (at most 2 launches per "
+        "copy)"
+    )
+
+
+def test_advised_and_skipped_sequences_keep_their_indices() -> None:
+    # sequence 1 (0 .. 3 ms): HtoD, k, DtoH -> advised; sequence 2 (from 10 ms): 2 HtoD,
+    # 7 launches, 1 DtoH (7 > 2 x 3) -> none; sequence 3 (from 30 ms): 2 HtoD, 6 k, 1 DtoH
+    # (6 <= 6) -> advised
+    ops = _run(1) + _run(7, htod=2, at=10e6) + _run(6, htod=2, at=30e6)
+    analysis = analyze_streams(_profile(ops), cc="7.0")
+    assert [r.index for r in analysis.results] == [1, 3]
+    assert [w.index for w in analysis.without_advice] == [2]
+    assert analysis.timeline.notes[-1].startswith("no streams advice for sequence 2: its 7 ")
+    view = to_dict(analysis)
+    assert [s["index"] for s in view["sequences"]] == [1, 3]
+    (skipped,) = view["without_advice"]
+    assert (skipped["htod_count"], skipped["kernel_count"], skipped["dtoh_count"]) == (2, 7, 1)
+    assert skipped["streams"] == [7] and skipped["start_ns"] == 10e6
+
+
+def test_several_skipped_sequences_share_one_line() -> None:
+    # three loops: 5 launches for 2 copies, 9 for 3 copies (ratio 3), 12 for 2 (ratio 6, the
+    # worst, named in the line)
+    ops = _run(5) + _run(9, htod=2, at=20e6) + _run(12, at=40e6)
+    analysis = analyze_streams(_profile(ops), cc="7.0")
+    assert analysis.results == ()
+    (note,) = analysis.timeline.notes
+    assert note.startswith(
+        "no streams advice for 3 sequences (1, 2, 3): their kernels run back to back on data "
+        "already on the GPU (up to 12 launches between 2 copies); "
+    )
+
+
+def test_only_skipped_sequences_need_no_compute_capability() -> None:
+    # an unknown GPU and no --cc: nothing is modelled, so nothing asks for --cc
+    analysis = analyze_streams(_profile(_run(9), gpu="Imaginary GPU 9000"))
+    assert analysis.results == () and len(analysis.without_advice) == 1
+    with pytest.raises(UsageError, match="--cc"):
+        analyze_streams(_profile(_run(2), gpu="Imaginary GPU 9000"))
+
+
+def test_cli_says_why_there_is_no_advice(real_profiles: Path) -> None:
+    result = CliRunner().invoke(cli.main, ["streams", str(real_profiles / MATRIXMUL)])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[1] == "1 HtoD -> kernel -> DtoH sequence (1 without streams advice)"
+    assert lines[2].startswith("note: no streams advice for sequence 1: its 301 kernel launches")
+    assert "optimum" not in result.output
+    view = json.loads(
+        CliRunner().invoke(cli.main, ["streams", str(real_profiles / MATRIXMUL), "--json"]).output
+    )
+    assert view["sequences"] == [] and view["without_advice"][0]["kernel_count"] == 301
+
+
+def test_report_streams_section_advises_only_where_copies_overlap(
+    real_profiles: Path, samples: Path
+) -> None:
+    from advisor.criteria import evaluate
+    from advisor.report import build as report
+
+    # matrixMul: 301 launches between 3 copies -> no sequence advised, one line why
+    loop = parsers.read(real_profiles / MATRIXMUL)
+    built = report.build(evaluate(loop), loop)
+    assert built.streams == ()
+    (note,) = built.streams_notes
+    assert note.startswith("no streams advice for sequence 1: its 301 kernel launches")
+    # the synthetic transpose trace: HtoD, 3 launches, DtoH (3 <= 4) -> advised, no such line
+    trace = parsers.read(samples / "synthetic_nvprof_gputrace.csv")
+    built = report.build(evaluate(trace), trace)
+    assert [s.index for s in built.streams] == [1]
+    assert not any("no streams advice" in n for n in built.streams_notes)

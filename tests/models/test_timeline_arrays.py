@@ -247,17 +247,27 @@ def test_report_timeline_equals_the_frame_path(ops: list[Op], keep: int) -> None
     frames = [(f, k) for f, k in frames if not f.empty]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(report_timeline, "TIMELINE_MAX_INTERVALS", keep)
-        assert report_timeline.timeline(prof) == report_timeline._timeline_frame(frames)
+        tl = report_timeline.timeline(prof)
+        assert tl == report_timeline._timeline_frame(frames)
+    if tl is None or tl.kernel_span_ns is None:
+        return
+    # the axis starts at the first kernel; nothing drawn ends before it; idle only inside
+    # HOSTSYNC's span (first kernel start .. last kernel end)
+    first, last = tl.kernel_span_ns
+    assert tl.span_ns[0] == first
+    assert all(i.start_ns >= first or i.end_ns > first for i in tl.intervals)
+    assert all(first <= a < b <= last for a, b in tl.gaps)
 
 
 def test_report_timeline_keeps_the_first_of_equal_durations(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # three 5 ns kernels and a 9 ns copy, two kept: the copy and the earliest 5 ns kernel
+    # three 5 ns kernels and a 12 ns copy [0, 12) that runs past the first kernel's start (10),
+    # so it is drawn; two kept: the copy and the earliest 5 ns kernel
     ops: list[Op] = [
         ("k1", "G", 1, 30.0, 5.0, None),
         ("k1", "G", 1, 10.0, 5.0, None),
-        ("HtoD", "G", 2, 0.0, 9.0, None),
+        ("HtoD", "G", 2, 0.0, 12.0, None),
         ("k1", "G", 1, 20.0, 5.0, None),
     ]
     monkeypatch.setattr(report_timeline, "TIMELINE_MAX_INTERVALS", 2)
@@ -267,7 +277,9 @@ def test_report_timeline_keeps_the_first_of_equal_durations(
         ("HtoD", "2", 0.0),
         ("kernel", "1", 10.0),
     ]
-    assert tl.dropped == 2 and tl.span_ns == (0.0, 35.0)
+    assert tl.dropped == 2 and tl.span_ns == (10.0, 35.0)
+    # the set-up 0 .. 10 holds no activity that ends in it
+    assert tl.setup == report_timeline.Setup(0.0, 10.0, 0, 0)
 
 
 # --- BSP counts from launches grouped once --------------------------------------------------------

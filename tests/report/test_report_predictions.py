@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from advisor.cli import main
 from advisor.models import bsp
 from advisor.render import report as render
+from advisor.render.templating import fmt_duration_ms, fmt_quantity
 from advisor.report.predictions import base_name, match_app_kernel
 from tests.render.test_report_html import EVIL_KERNEL, _parse
 
@@ -88,15 +89,17 @@ def test_bsp_from_profile_counts_with_one_lambda(samples: Path, tmp_path: Path) 
     lam = math.sqrt(naive_1 / NAIVE_MS * coalesced_1 / COALESCED_MS)  # 1.7302
     rows = {r[1]: r for r in _rows(html, "bsp-row")}
     assert set(rows) == {NAIVE, COALESCED}  # the third kernel has no counts
-    # columns: #, kernel, t, cycles, λ=1 ms, predicted ms, measured ms, ratio, λ_k
+    # columns: #, kernel, t, cycles, λ=1, predicted, measured (times in the unit their
+    # magnitude calls for), ratio, λ_k
     naive = rows[NAIVE]
-    assert naive[2] == f"{THREADS:.4g}" and naive[3] == "1008"
-    assert naive[4] == f"{naive_1:.4g}" and naive[5] == f"{naive_1 / lam:.4g}"
-    assert naive[6] == f"{NAIVE_MS:.4g}" and naive[8] == f"{naive_1 / NAIVE_MS:.4g}"
-    assert rows[COALESCED][3] == "1016"
+    assert naive[2] == fmt_quantity(THREADS) == "4.19 M" and naive[3] == "1,008"
+    assert naive[4] == fmt_duration_ms(naive_1) == "540 µs"
+    assert naive[5] == fmt_duration_ms(naive_1 / lam)
+    assert naive[6] == fmt_duration_ms(NAIVE_MS) and naive[8] == fmt_quantity(naive_1 / NAIVE_MS)
+    assert rows[COALESCED][3] == "1,016"
     page = _parse(html)
     text = " ".join(page.text)
-    assert f"λ = {lam:.4g}" in text and "geometric mean" in text
+    assert f"λ = {fmt_quantity(lam)}" in text and "geometric mean" in text
     assert "1 kernel(s) have no BSP prediction" in text  # transposeNoBankConflicts
     assert f"BSP λ = {lam:.4g} over 2 kernels" in md
 
@@ -106,10 +109,10 @@ def test_roofline_point_from_flop_and_dram_counts(samples: Path, tmp_path: Path)
     # Naive: 4194304 FLOP, 32 x (524288 + 524288) = 33554432 bytes -> 0.125 FLOP/B;
     # achieved 4194304 / 413.536 us = 1.0143e10 FLOP/s; roof min(15.67e12, 900e9 x 0.125)
     (row,) = _rows(html, "roofline-row")
-    assert row[1] == NAIVE and row[2] == "4.194e+06" and row[3] == "3.355e+07"
+    assert row[1] == NAIVE and row[2] == "4.19 M" and row[3] == "33.6 MB"
     assert row[4] == "0.125"
-    assert row[5] == f"{4194304 / (NAIVE_MS * 1e-3):.4g}"
-    assert row[6] == f"{min(PEAK32, BANDWIDTH * 0.125):.4g}" == "1.125e+11"
+    assert row[5] == fmt_quantity(4194304 / (NAIVE_MS * 1e-3))
+    assert row[6] == fmt_quantity(min(PEAK32, BANDWIDTH * 0.125)) == "112 G"
     assert row[8] == "fp32"
     assert '<figure id="roofline-chart"><svg' in html
     assert "roofline of 1 kernels" in md
@@ -145,7 +148,7 @@ def test_app_and_kernel_descriptions(samples: Path, tmp_path: Path) -> None:
     )
     expected = 1024**2 * 1015284 / (CLOCK_HZ * CORES) * 1e3  # 135.9 ms
     text = "".join(_parse(html).text)
-    assert f"predicted {expected:.4g} ms with λ = 1" in text
+    assert f"predicted {fmt_duration_ms(expected)} with λ = 1" in text  # 136 ms
     assert "No profile kernel is named like 'matMul-Gm-SP'" in text
     (ms_row,) = _rows(html, "maxsum-row")
     assert ms_row[0] == "listRank local ranks" and ms_row[4] == "not measured"

@@ -9,12 +9,22 @@ Compute capability, first found: ``cc`` argument (``--cc``), the profile's devic
 device database (``advisor.devices.database.find_device``); otherwise a :class:`UsageError` asking
 for ``--cc``.  t_sc: ``tsc_ms`` (``--tsc``), seed 004 Table 3, else
 :data:`~advisor.models.streams.DEFAULT_TSC_MS` with a note.
+
+Which sequences get advice.  Streams gain by overlapping one chunk's copies with another chunk's
+kernels, so a sequence needs host<->device copies around its kernels: seed 004's unit is one
+HtoD copy, one kernel launch and one DtoH copy (§2).  A sequence whose kernel launches outnumber
+its copies more than :data:`MAX_LAUNCHES_PER_COPY` to one runs a loop on data that stay on the
+GPU (time steps, iterations, a benchmark's repeats: 301 ``matrixMulCUDA`` launches between two
+HtoD copies and one DtoH copy); its copies are paid once around the loop, and splitting the loop
+into chunks is not what the model describes.  Such sequences are not modelled: they are listed in
+:attr:`StreamsAnalysis.without_advice`, and one line saying why joins the timeline's notes
+(:func:`no_advice_line`), which the report and the ``streams`` command print.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pandas as pd
@@ -70,12 +80,72 @@ class SequenceStreams:
 
 
 @dataclass(frozen=True)
+class WithoutAdvice:
+    """A sequence the streams model is not applied to (module docstring)."""
+
+    index: int  # 1-based, in start-time order among all sequences
+    sequence: Sequence
+
+
+@dataclass(frozen=True)
 class StreamsAnalysis:
-    """Every sequence of one profile with its prediction."""
+    """The sequences of one profile: those advised on with their prediction, the others apart.
+
+    ``timeline.notes`` ends with the line that says which sequences get no advice and why
+    (:func:`no_advice_line`), when there are any."""
 
     path: str
     timeline: Timeline
     results: tuple[SequenceStreams, ...]
+    without_advice: tuple[WithoutAdvice, ...] = ()
+
+
+#: the most kernel launches per host<->device copy of a sequence that still gets streams advice:
+#: seed 004's unit has one launch for two copies; four launches between one HtoD and one DtoH
+#: copy are still a short chain of kernels over the data, more are a loop on data kept on the GPU
+MAX_LAUNCHES_PER_COPY = 2
+
+
+def copies_around_kernels(seq: Sequence) -> bool:
+    """Whether ``seq`` has host<->device copies around its kernels for streams to overlap: at
+    most :data:`MAX_LAUNCHES_PER_COPY` kernel launches per copy."""
+    return seq.kernel_count <= MAX_LAUNCHES_PER_COPY * (seq.htod_count + seq.dtoh_count)
+
+
+def no_advice_line(without: tuple[WithoutAdvice, ...]) -> str:
+    """One line naming the sequences without streams advice and why."""
+    why = (
+        "streams gain by overlapping copies with kernels, which needs copies around the kernels "
+        f"(at most {MAX_LAUNCHES_PER_COPY} launches per copy)"
+    )
+    if len(without) == 1:
+        (only,) = without
+        seq = only.sequence
+        return (
+            f"no streams advice for sequence {only.index}: its {seq.kernel_count} kernel "
+            "launches run back to back on data already on the GPU, between "
+            f"{_count(seq.htod_count, 'HtoD copy', 'HtoD copies')} and "
+            f"{_count(seq.dtoh_count, 'DtoH copy', 'DtoH copies')}; {why}"
+        )
+    worst = max(
+        without,
+        key=lambda w: w.sequence.kernel_count / (w.sequence.htod_count + w.sequence.dtoh_count),
+    ).sequence
+    copies = worst.htod_count + worst.dtoh_count
+    return (
+        f"no streams advice for {len(without)} sequences ({_indices(without)}): their kernels "
+        "run back to back on data already on the GPU (up to "
+        f"{worst.kernel_count} launches between {_count(copies, 'copy', 'copies')}); {why}"
+    )
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def _indices(without: tuple[WithoutAdvice, ...]) -> str:
+    numbers = [str(w.index) for w in without]
+    return ", ".join(numbers if len(numbers) <= 5 else [*numbers[:4], "...", numbers[-1]])
 
 
 def analyze_streams(
@@ -91,13 +161,15 @@ def analyze_streams(
     if max_streams < 1:
         raise UsageError(f"--max-streams {max_streams}: must be at least 1")
     timeline = find_sequences(profile)
+    advised = [i for i, seq in enumerate(timeline.sequences) if copies_around_kernels(seq)]
     facts: dict[str, DeviceFacts] = {}
-    for seq in timeline.sequences:  # in sequence order: the first device lacking a fact fails
+    for i in advised:  # in sequence order: the first device lacking a fact fails
+        seq = timeline.sequences[i]
         if seq.device not in facts:
             facts[seq.device] = device_facts(profile, seq.device, cc_option, tsc_ms)
     predictions: dict[int, streams.StreamPrediction] = {}
     for name, device in facts.items():
-        on = [i for i, seq in enumerate(timeline.sequences) if seq.device == name]
+        on = [i for i in advised if timeline.sequences[i].device == name]
         found = streams.predict_streams_many(
             streams.model_for_cc(device.cc),
             [timeline.sequences[i].htod_ns / NS_PER_MS for i in on],
@@ -108,11 +180,18 @@ def analyze_streams(
         )
         predictions.update(zip(on, found, strict=True))
     results = []
-    for i, seq in enumerate(timeline.sequences):
+    for i in advised:
+        seq = timeline.sequences[i]
         device, prediction = facts[seq.device], predictions[i]
         notes = sequence_notes(seq, device, prediction)
         results.append(SequenceStreams(i + 1, seq, device, prediction, notes))
-    return StreamsAnalysis(profile.path, timeline, tuple(results))
+    chosen = set(advised)
+    without = tuple(
+        WithoutAdvice(i + 1, seq) for i, seq in enumerate(timeline.sequences) if i not in chosen
+    )
+    if without:
+        timeline = replace(timeline, notes=(*timeline.notes, no_advice_line(without)))
+    return StreamsAnalysis(profile.path, timeline, tuple(results), without)
 
 
 def device_facts(
@@ -231,6 +310,22 @@ def to_dict(analysis: StreamsAnalysis) -> dict[str, Any]:
         },
         "notes": list(tl.notes),
         "sequences": [_result_dict(r) for r in analysis.results],
+        "without_advice": [_without_dict(w) for w in analysis.without_advice],
+    }
+
+
+def _without_dict(w: WithoutAdvice) -> dict[str, Any]:
+    seq = w.sequence
+    return {
+        "index": w.index,
+        "device": seq.device,
+        "streams": list(seq.streams),
+        "start_ns": json_number(seq.start_ns),
+        "end_ns": json_number(seq.end_ns),
+        "htod_count": seq.htod_count,
+        "kernel_count": seq.kernel_count,
+        "dtoh_count": seq.dtoh_count,
+        "kernels": list(seq.kernels),
     }
 
 

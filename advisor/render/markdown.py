@@ -1,0 +1,626 @@
+"""The report as a GitHub pull-request comment (``report --markdown``) that a reviewer reads in
+ten seconds in GitHub's ~860 px comment column.
+
+Layout, top to bottom:
+
+1. the verdict, one line: what to fix first (the application's first hint: criterion, kernels,
+   their share of GPU time), what it buys on the whole GPU time, and the application's potential
+   speedup (``n/a`` with what to collect when there is none);
+2. one line of facts: GPU time, kernels, launches, device, bound mix;
+3. the top kernels, :data:`TOP_KERNELS` rows of six narrow columns (kernel, time, share of GPU
+   time, worst criterion, potential speedup, NVIDIA's estimate for that criterion), the other
+   listed kernels folded under it;
+4. the hints, one line each, one per criterion (the kernels that share a criterion grouped),
+   each with its gain on the whole GPU time;
+5. everything else folded in ``<details>``: what each hint asks for, every kernel's criteria,
+   predictions, the commands that collect missing metrics, notes, the full kernel names.
+
+No table has more than six columns and no row more than :data:`ROW_CHARS` characters of visible
+text (``tests/render/test_markdown_width.py`` renders the comment and checks it).
+
+The kernels table shows only the columns some row has a value in (a profile of kernel times
+has no criterion, speedup or NVIDIA column), and the kernel names get the width the other
+columns leave: every kernel gets a distinct display name of :data:`MIN_NAME_CHARS` to
+:data:`MAX_NAME_CHARS` characters (:func:`advisor.render.display.distinct_names`: demangled, no
+return type, ``k<int>(…)`` and ``k<float>(…)`` told apart, else ``#2``); the full name is in the
+last folded section.
+
+Escaping: kernel names are code spans (:func:`md_code`): nothing in a code span is a link, a
+mention, an issue reference, an emoji or markup, and ``<`` ``>`` ``&`` show as themselves.  Every
+other string from a profile goes through :func:`md_escape`: HTML characters as entities,
+Markdown punctuation backslash-escaped, ``@``, the colon of ``scheme://`` and the dot of
+``www.`` as entities so they are no autolink.  Both show the characters that show nothing
+(zero-width, direction marks and overrides, controls) as ``\\u200b``-style text
+(:func:`advisor.render.display.visible_text`).  The comment stays under
+:data:`MARKDOWN_MAX_CHARS` (GitHub refuses comments over 65,536 characters) by listing fewer
+kernels in the folded sections first.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from advisor.criteria.engine.hints import THRESHOLDS
+from advisor.render.display import (
+    demangle,
+    distinct_names,
+    duration,
+    readable_name,
+    visible_text,
+)
+from advisor.report.build import HintView, KernelRow, Report
+from advisor.report.nvidia import NvidiaEstimate, estimate
+
+#: GitHub refuses comments over 65,536 characters; stay well below
+MARKDOWN_MAX_CHARS = 60_000
+#: kernels in the top table; the other listed kernels are folded under it
+TOP_KERNELS = 8
+#: kernel display names get what the other columns leave of :data:`ROW_CHARS`, within these
+MIN_NAME_CHARS = 30
+MAX_NAME_CHARS = 60
+#: the most visible characters of a table row: ~860 px of GitHub's comment column at ~7 px a
+#: character, with the cells' padding
+ROW_CHARS = 110
+#: hint kernels written out in a hint's line (more: counted, listed under "What to do")
+HINT_NAMES = 3
+#: longest full name in the names section (the HTML report and the JSON have every character)
+FULL_NAME_CHARS = 160
+#: longest other string from a profile (a device name, a note)
+TEXT_CHARS = 300
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]#|~])")
+#: what GitHub would turn into a link or a mention: a scheme's colon, ``www.``, ``@``
+_SCHEME = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*):(?=//)|\b(mailto|xmpp):")
+_WWW = re.compile(r"(?i)\b(www)\.")
+
+
+# --- escaping ------------------------------------------------------------------------------------
+
+
+def md_escape(text: str) -> str:
+    """Text safe in a GitHub Markdown paragraph or table cell: line breaks become spaces,
+    characters that show nothing visible escapes (``\\u200b``), HTML characters entities,
+    Markdown punctuation backslash-escaped, and ``@``, the colon of ``https://`` (any scheme,
+    ``mailto:``) and the dot of ``www.`` entities, so GitHub links nothing."""
+    text = visible_text(" ".join(str(text).split()))
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = text.replace('"', "&quot;")
+    text = _MD_SPECIAL.sub(r"\\\1", text)
+    text = _SCHEME.sub(lambda m: f"{m.group(1) or m.group(2)}&#58;", text)
+    text = _WWW.sub(r"\1&#46;", text)
+    return text.replace("@", "&#64;")
+
+
+def md_code(text: str, table: bool = False) -> str:
+    """A kernel name as an inline code span: shown character for character, never a link, a
+    mention, an issue reference or markup. White space folded, characters that show nothing as
+    visible escapes; a fence longer than any run of backticks in the name. In a table cell
+    (``table``) a ``|`` is written ``\\|`` (GitHub removes the backslash); a name with both a
+    backslash and a pipe is written as :func:`md_escape` text instead (a backslash before the
+    pipe would end the cell)."""
+    text = visible_text(" ".join(str(text).split()))
+    if not text:
+        return "(no name)"
+    if table and "|" in text:
+        if "\\" in text:
+            return md_escape(text)
+        text = text.replace("|", "\\|")
+    run = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * (run + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# --- numbers -------------------------------------------------------------------------------------
+
+
+def _x(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}x"
+
+
+def _pct(value: float | None) -> str:
+    """A share of GPU time; two significant digits under 0.1 % (``0.0071%``), not 0.0 %."""
+    if value is None:
+        return "n/a"
+    return f"{100 * value:.2g}%" if 0 < value < 0.001 else f"{100 * value:.1f}%"
+
+
+def _num(value: float | None) -> str:
+    return "n/c" if value is None else f"{value:.2f}"
+
+
+def _count(n: int) -> str:
+    """A launch count in at most four characters: ``13``, ``4.6k``, ``329k``, ``1.7M``."""
+    if n < 1000:
+        return str(n)
+    if n < 999_500:
+        return f"{n / 1e3:.3g}k"
+    return f"{n / 1e6:.3g}M"
+
+
+def _plural(n: int, word: str, plural: str = "") -> str:
+    return f"{n:,} " + (word if n == 1 else plural or f"{word}s")
+
+
+# --- the comment ---------------------------------------------------------------------------------
+
+
+#: the kernels table's columns after the kernel: header, alignment, the text of "no value"
+_COLUMNS = (
+    ("time", "--:", None),
+    ("share", "--:", None),
+    ("worst criterion", "---", "n/c"),
+    ("speedup", "--:", "n/a"),
+    ("NVIDIA", "--:", "—"),
+)
+
+
+class _View:
+    """What the sections share: the report, each kernel's JSON and detail, the kernels table's
+    cells and columns, and every kernel's display name."""
+
+    def __init__(self, report: Report) -> None:
+        self.report = report
+        kernels: Sequence[Mapping[str, Any]] = report.analysis_json.get("kernels", ())
+        self.json: dict[str, Mapping[str, Any]] = {k["name"]: k for k in kernels}
+        self.details = {d.row.name: d for d in report.details}
+        self.cells = {r.name: self._cells(r) for r in report.table}
+        #: some listed kernel has a criterion value (else the profile holds kernel times only)
+        self.measured = any(v is not None for r in report.table for v in r.values)
+        self.columns = [
+            i
+            for i, (_, _, empty) in enumerate(_COLUMNS)
+            if empty is None or any(c[i] != empty for c in self.cells.values())
+        ]
+        widths = sum(
+            max([len(_COLUMNS[i][0]), *(len(c[i]) for c in self.cells.values())])
+            for i in self.columns
+        )
+        room = ROW_CHARS - widths - 3 * len(self.columns)
+        self.name_chars = max(MIN_NAME_CHARS, min(MAX_NAME_CHARS, room))
+        hint_kernels = [k for h in report.summary.top_hints for k in h.kernels]
+        ordered = list(
+            dict.fromkeys([r.name for r in report.table] + hint_kernels + list(self.json))
+        )
+        # the names as they will show (invisible characters escaped) are what must fit and differ
+        shown = distinct_names([visible_text(n) for n in ordered], self.name_chars)
+        self.names = {n: shown[visible_text(n)] for n in ordered}
+
+    def name(self, kernel: str, table: bool = False) -> str:
+        return md_code(self.names.get(kernel, kernel), table)
+
+    def _cells(self, row: KernelRow) -> tuple[str, str, str, str, str]:
+        worst, nvidia = self.worst(row.name)
+        return (
+            _time(row),
+            _pct(row.share_of_gpu_time),
+            worst,
+            _x(row.potential_speedup),
+            _nvidia(nvidia),
+        )
+
+    def worst(self, kernel: str) -> tuple[str, NvidiaEstimate | None]:
+        """The kernel's worst criterion (its first hint: the largest potential speedup) with its
+        value, and NVIDIA's estimate for it; ``none`` when no criterion is below its threshold,
+        ``n/c`` when none is computable."""
+        k = self.json.get(kernel)
+        if k is None:
+            return "n/c", None
+        hints = k.get("hints") or []
+        if hints:
+            h = hints[0]
+            nvidia = estimate(k.get("ncu_rules") or (), h["criterion"])
+            return f"{h['criterion']} {_num(h['value'])}", nvidia
+        criteria = k.get("criteria") or {}
+        computed = any(
+            c.get("value") is not None and c.get("scope") != "application"
+            for c in criteria.values()
+        )
+        return ("none" if computed else "n/c"), None
+
+
+def markdown(report: Report, max_chars: int = MARKDOWN_MAX_CHARS) -> str:
+    """The pull-request comment: verdict, facts, top kernels, hints, then the folded details;
+    at most ``max_chars`` characters (the folded sections list fewer kernels first)."""
+    view = _View(report)
+    head = "".join(
+        (_verdict(view), _facts(view), _top_kernels(view), _hints(view)),
+    )
+    listed = len(report.table)
+    while True:
+        text = (head + _folded(view, listed)).rstrip("\n") + "\n"
+        if len(text) <= max_chars:
+            return text
+        if listed == 0:
+            break
+        listed //= 2
+    return _cut(head + _folded(view, 0, brief=True), max_chars)
+
+
+def _cut(text: str, max_chars: int) -> str:
+    """Last resort for an oversized comment: whole lines up to the limit, open blocks closed."""
+    tail = "\n\n(cut to GitHub's comment size: the HTML report has everything)\n"
+    room = max_chars - len(tail) - 40
+    kept = text[: max(room, 0)].rsplit("\n", 1)[0]
+    closing = ""
+    if kept.count("\n```") % 2:
+        closing += "\n```"
+    opened = kept.count("<details>") - kept.count("</details>")
+    closing += "\n\n</details>" * max(opened, 0)
+    return (kept + closing + tail)[:max_chars]
+
+
+def _verdict(view: _View) -> str:
+    """What to fix first, what it buys, on how much GPU time; the application's potential
+    speedup, or why there is none and what to collect."""
+    s = view.report.summary
+    if not s.kernels:
+        return (
+            "**cuda-advisor: no kernel in the profile**: nothing to estimate; profile the "
+            "kernels (`cuda-advisor metrics --tool ncu` prints the command).\n\n"
+        )
+    if s.potential_speedup is None:
+        potential = f"the whole application: n/a, {_missing_estimate(view)}"
+    else:
+        potential = f"the whole application: up to {_x(s.potential_speedup)}"
+    if s.top_hints:
+        h = s.top_hints[0]
+        gain = (
+            f"up to **{_x(h.application_speedup)}** on the whole GPU time"
+            if h.application_speedup is not None
+            else "no estimate of the gain"
+        )
+        return (
+            f"**cuda-advisor: fix {h.criterion} first**{_where(view, h)}: {md_escape(h.title)} — "
+            f"{gain} ({potential}).\n\n"
+        )
+    if s.potential_speedup is not None:
+        return (
+            "**cuda-advisor: nothing to fix first**: no criterion is below its threshold "
+            f"({potential}).\n\n"
+        )
+    top = view.report.table[0] if view.report.table else None
+    longest = (
+        f" The longest kernel: {view.name(top.name)}, {_pct(top.share_of_gpu_time)} of GPU time."
+        if top is not None
+        else ""
+    )
+    return f"**cuda-advisor: no estimate yet**: {_missing_estimate(view)}.{longest}\n\n"
+
+
+def _where(view: _View, h: HintView) -> str:
+    """`` in `k()` (48.4% of GPU time)``, `` in 3 kernels (…)``; empty for HOSTSYNC."""
+    if not h.kernels:
+        return ""
+    share = f" ({_pct(h.share_of_gpu_time)} of GPU time)" if h.share_of_gpu_time is not None else ""
+    if len(h.kernels) == 1:
+        return f" in {view.name(h.kernels[0])}{share}"
+    return f" in {len(h.kernels)} kernels{share}"
+
+
+def _missing_estimate(view: _View) -> str:
+    """Why the application has no potential speedup and what to collect."""
+    s = view.report.summary
+    if s.kernels and s.kernels_without_estimate >= s.kernels:
+        without = f"no criterion computable for any of the {_plural(s.kernels, 'kernel')}"
+    elif s.kernels_without_estimate:
+        without = f"no estimate for {s.kernels_without_estimate} of {_plural(s.kernels, 'kernel')}"
+    else:
+        without = "no estimate"
+    return (
+        f"{without}; collect their metrics (`cuda-advisor metrics --tool ncu` prints the "
+        "command, *Collect the missing metrics* below says what is missing)"
+    )
+
+
+def _facts(view: _View) -> str:
+    s = view.report.summary
+    if not s.kernels:
+        return ""
+    parts = [
+        f"{duration(s.gpu_time_ns)} of GPU time in {_plural(s.kernels, 'kernel')} "
+        f"({_plural(s.launches, 'launch', 'launches')})"
+    ]
+    device = md_escape(_clip(s.device, TEXT_CHARS)) if s.device else "device not identified"
+    profile = ", ".join(s.profile_devices)
+    if profile and profile != s.device:
+        device += f" (profile: {md_escape(_clip(profile, TEXT_CHARS))})"
+    parts.append(device)
+    if s.bound_mix:
+        parts.append("bound: " + ", ".join(f"{md_escape(b)} {_pct(f)}" for b, f in s.bound_mix[:3]))
+    parts.append(f"HOSTSYNC {_num(s.hostsync.value)}")
+    return " · ".join(parts) + "\n\n"
+
+
+# --- the top kernels -----------------------------------------------------------------------------
+
+
+def _time(row: KernelRow) -> str:
+    launches = f" ×{_count(row.launches)}" if row.launches > 1 else ""
+    return duration(row.duration_ns) + launches
+
+
+def _nvidia(e: NvidiaEstimate | None) -> str:
+    if e is None:
+        return "—"
+    return f"({e.speedup:.2f}x)" if e.local else f"{e.speedup:.2f}x"
+
+
+def _table(view: _View, rows: Iterable[KernelRow]) -> str:
+    heads = ["kernel", *(_COLUMNS[i][0] for i in view.columns)]
+    rules = ["---", *(_COLUMNS[i][1] for i in view.columns)]
+    lines = ["| " + " | ".join(heads) + " |", "|" + "|".join(rules) + "|"]
+    for r in rows:
+        cells = view.cells.get(r.name) or view._cells(r)
+        lines.append(
+            "| "
+            + " | ".join([view.name(r.name, table=True), *(cells[i] for i in view.columns)])
+            + " |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _legend(view: _View) -> str:
+    parts = ["Time: all launches (×N: N launches)."]
+    if 2 in view.columns:
+        parts.append("Worst criterion: the one whose fix buys the kernel most (1 = best).")
+    if 3 in view.columns:
+        parts.append("Speedup: the kernel's potential speedup.")
+    if 4 in view.columns:
+        parts.append(
+            "NVIDIA: Nsight Compute's estimate for the worst criterion, in parentheses when "
+            "NVIDIA calls it local (of a part of the kernel)."
+        )
+    return " ".join(parts)
+
+
+def _top_kernels(view: _View) -> str:
+    rows = view.report.table[:TOP_KERNELS]
+    if not rows:
+        return ""
+    return f"#### Top kernels\n\n{_table(view, rows)}\n{_legend(view)}\n\n"
+
+
+# --- hints ---------------------------------------------------------------------------------------
+
+
+def _hint_line(view: _View, number: int, h: HintView) -> str:
+    if len(h.kernels) == 1:
+        where = f" in {view.name(h.kernels[0])}"
+    elif h.kernels:
+        names = ", ".join(view.name(k) for k in h.kernels[:HINT_NAMES])
+        more = f" and {len(h.kernels) - HINT_NAMES} more" if len(h.kernels) > HINT_NAMES else ""
+        where = f" in {len(h.kernels)} kernels ({names}{more})"
+    else:
+        where = ""
+    share = f", {_pct(h.share_of_gpu_time)} of GPU time" if h.share_of_gpu_time is not None else ""
+    return (
+        f"{number}. **{h.criterion}** = {h.value_text}{where}{share}: {md_escape(h.title)} — "
+        f"on the whole GPU time {_x(h.application_speedup)} ({md_escape(h.nvidia_text)})"
+    )
+
+
+def _hints(view: _View) -> str:
+    s = view.report.summary
+    if not s.top_hints:
+        why = (
+            "no criterion is below its threshold"
+            if view.measured
+            else "no criterion is computable (*Collect the missing metrics* says what to collect)"
+        )
+        return f"#### Hints\n\nNone: {why}.\n\n"
+    lines = [_hint_line(view, i, h) for i, h in enumerate(s.top_hints, start=1)]
+    more = s.hints_total - len(s.top_hints)
+    tail = f"\n\n{more} more under *What to do*." if more > 0 else ""
+    return "#### Hints, best gain first\n\n" + "\n".join(lines) + tail + "\n\n"
+
+
+# --- folded --------------------------------------------------------------------------------------
+
+
+def _details(summary: str, body: str) -> str:
+    """A folded section; ``summary`` is the advisor's own text (no string from a profile)."""
+    return f"<details><summary>{summary}</summary>\n\n{body.strip()}\n\n</details>\n\n"
+
+
+def _folded(view: _View, listed: int, brief: bool = False) -> str:
+    """The folded sections; the per-kernel ones list the first ``listed`` kernels."""
+    report = view.report
+    rows = report.table[:listed]
+    parts = []
+    rest = rows[TOP_KERNELS:]
+    unlisted = report.summary.kernels - max(len(rows), min(TOP_KERNELS, len(report.table)))
+    if rest:
+        more = f"\n{_plural(unlisted, 'more kernel')} in the HTML report.\n" if unlisted > 0 else ""
+        parts.append(_details(_plural(len(rest), "more kernel"), _table(view, rest) + more))
+    elif unlisted > 0 and not brief:
+        parts.append(f"{_plural(unlisted, 'more kernel')} in the HTML report.\n\n")
+    parts.append(_what_to_do(view, brief))
+    if rows and view.measured:
+        parts.append(_details("Criteria of every kernel (1 = best)", _criteria(view, rows)))
+    parts.append(_details("Predictions", _predictions(report)))
+    collect = _collect(view)
+    if collect:
+        parts.append(_details("Collect the missing metrics", collect))
+    parts.append(_details("Notes", _notes(report, brief)))
+    names = _full_names(view, rows)
+    if names:
+        parts.append(_details("Full kernel names", names))
+    return "".join(parts)
+
+
+def _what_to_do(view: _View, brief: bool) -> str:
+    s = view.report.summary
+    if not s.top_hints:
+        return ""
+    blocks = []
+    for i, h in enumerate(s.top_hints, start=1):
+        head = (
+            f"**{i}. {h.criterion}** = {h.value_text} (threshold {_num(h.threshold)}): "
+            f"potential speedup {_x(h.potential_speedup)}"
+            + (" of its kernels" if h.kernels else "")
+            + f", {_x(h.application_speedup)} on the whole GPU time"
+        )
+        if len(h.kernels) > 1 and not brief:
+            head += "; kernels: " + ", ".join(view.name(k) for k in h.kernels)
+        actions = "\n".join(f"- {md_escape(a)}" for a in h.actions)
+        blocks.append(head + ("\n\n" + actions if actions else ""))
+    hints: Sequence[Mapping[str, Any]] = view.report.analysis_json.get("application", {}).get(
+        "hints", ()
+    )
+    later = list(hints[len(s.top_hints) :])
+    if later:
+        lines = []
+        for i, entry in enumerate(later, start=len(s.top_hints) + 1):
+            kernels = entry.get("kernels") or ([entry["kernel"]] if entry.get("kernel") else [])
+            where = (
+                f" in {view.name(kernels[0])}"
+                if len(kernels) == 1
+                else f" in {len(kernels)} kernels"
+                if kernels
+                else ""
+            )
+            lines.append(
+                f"{i}. **{entry['criterion']}**{where}: {md_escape(entry.get('title', ''))} — "
+                f"on the whole GPU time {_x(entry.get('application_speedup'))}"
+            )
+        blocks.append("\n".join(lines))
+    return _details("What to do", "\n\n".join(blocks))
+
+
+def _criteria(view: _View, rows: Sequence[KernelRow]) -> str:
+    names = view.report.criteria_names
+    lines = []
+    for r in rows:
+        detail = view.details.get(r.name)
+        nvidia = {c.name: c.nvidia for c in detail.criteria} if detail else {}
+        values = []
+        for name, value in zip(names, r.values, strict=False):
+            if value is None:
+                continue
+            text = f"{name} {_num(value)}"
+            threshold = THRESHOLDS.get(name)
+            if threshold is not None and value < threshold:
+                text = f"**{text}**"
+                e = nvidia.get(name)
+                if e is not None:
+                    text += f" (NVIDIA {_nvidia(e).strip('()')}{', local' if e.local else ''})"
+            values.append(text)
+        statuses = {
+            n: c.get("status") for n, c in (view.json.get(r.name, {}).get("criteria") or {}).items()
+        }
+        absent = [n for n, v in zip(names, r.values, strict=False) if v is None]
+        missing = [n for n in absent if statuses.get(n) != "not_applicable"]
+        inapplicable = [n for n in absent if statuses.get(n) == "not_applicable"]
+        facts = (
+            f"{_time(r)}, {_pct(r.share_of_gpu_time)} of GPU time, bound "
+            f"{md_escape(r.bound or 'unknown')}, potential {_x(r.potential_speedup)}"
+        )
+        body = " · ".join(values) if values else "no criterion computable"
+        nc = f" · n/c: {', '.join(missing)}" if values and missing else ""
+        na = f" · n/a: {', '.join(inapplicable)}" if values and inapplicable else ""
+        lines.append(f"- {view.name(r.name)} — {facts}: {body}{nc}{na}")
+    return (
+        "\n".join(lines)
+        + "\n\nBold: below its threshold (a hint). n/c: not computable (its metrics were not "
+        "collected). n/a: does not apply to the kernel."
+    )
+
+
+def _predictions(report: Report) -> str:
+    """The BSP λ and the kernels' predicted/measured, the application's BSP prediction, MAX/SUM,
+    roofline and streams, one line each."""
+    lines = []
+    p, rf = report.predictions, report.roofline
+    if p is not None and p.bsp is not None and p.bsp.kernels:
+        ratios = [k.ratio for k in p.bsp.kernels if k.ratio is not None]
+        spread = f", predicted/measured {min(ratios):.2f}–{max(ratios):.2f}" if ratios else ""
+        lines.append(f"BSP λ = {p.bsp.lam:.4g} over {len(p.bsp.kernels)} kernels{spread}")
+    else:
+        lines.append("BSP: per-thread counts not in the profile")
+    if p is not None and p.bsp is not None and p.bsp.app is not None:
+        a = p.bsp.app
+        unscaled = "n/a" if a.unscaled_ms is None else duration(a.unscaled_ms * 1e6)
+        lines.append(f"BSP of {md_escape(a.kernel)}: {unscaled} at λ = 1")
+    if p is not None and p.maxsum is not None:
+        lines.append(f"MAX/SUM for {len(p.maxsum.kernels)} described kernels")
+    if rf is not None and rf.points:
+        lines.append(f"roofline of {len(rf.points)} kernels")
+    else:
+        lines.append("roofline: no FLOP and DRAM byte counts")
+    if report.streams:
+        lines.append(f"streams: {len(report.streams)} transfer-kernel-transfer sequences")
+    return "\n".join(f"- {line}" for line in lines) + "\n\nCharts and details: the HTML report."
+
+
+def _collect(view: _View) -> str:
+    """Every criterion that is not computable (HOSTSYNC of the application, the others of any
+    kernel): for how many kernels, what it misses and the commands that collect it."""
+    found: dict[str, tuple[int, Sequence[str], Mapping[str, str]]] = {}
+    hostsync = view.report.summary.hostsync
+    if hostsync.status == "not_computable":
+        found["HOSTSYNC"] = (0, hostsync.missing, dict(hostsync.collect))
+    for k in view.json.values():
+        for name, c in (k.get("criteria") or {}).items():
+            if name == "HOSTSYNC" or c.get("status") != "not_computable":
+                continue
+            count, missing, collect = found.get(name, (0, c.get("missing") or (), {}))
+            found[name] = (count + 1, missing, collect or dict(c.get("collect") or {}))
+    if not found:
+        return ""
+    blocks = [
+        "One run that collects everything: `cuda-advisor metrics --tool ncu` (or `--tool "
+        "nvprof` before Volta) prints the command."
+    ]
+    for name in view.report.criteria_names:
+        if name not in found:
+            continue
+        count, missing, collect = found[name]
+        who = "the application" if name == "HOSTSYNC" else _plural(count, "kernel")
+        inputs = ", ".join(md_code(m) for m in missing[:6]) or "its inputs"
+        more = f" and {len(missing) - 6} more" if len(missing) > 6 else ""
+        block = f"**{name}** ({who}) misses {inputs}{more}"
+        commands = "\n".join(f"# {tool}\n{line}" for tool, line in sorted(collect.items()))
+        if commands:
+            block += f"\n\n```sh\n{commands}\n```"
+        blocks.append(block)
+    return "\n\n".join(blocks)
+
+
+def _notes(report: Report, brief: bool) -> str:
+    notes = [md_escape(_clip(n, TEXT_CHARS)) for n in (*report.notes, *report.streams_notes)]
+    if brief:
+        notes = notes[:5]
+    return "\n".join(f"- {n}" for n in notes) or "- none"
+
+
+def _full_names(view: _View, rows: Sequence[KernelRow]) -> str:
+    """Display name -> full name (demangled, and the mangled one) of every kernel shown whose
+    display name is not its full name."""
+    kernels = list(dict.fromkeys([*(r.name for r in rows), *view.names]))
+    shown = {r.name for r in view.report.table[:TOP_KERNELS]} | {r.name for r in rows}
+    shown |= {k for h in view.report.summary.top_hints for k in h.kernels}
+    lines, cut = [], False
+    for k in kernels:
+        full = demangle(k)
+        whole = (visible_text(k), readable_name(visible_text(k)))
+        if k not in shown or (full == k and view.names.get(k) in whole):
+            continue  # the display name is the whole name (less a return type)
+        line = f"- {view.name(k)}: {md_code(_clip(full, FULL_NAME_CHARS))}"
+        if full != k:
+            line += f" (mangled: {md_code(_clip(k, FULL_NAME_CHARS))})"
+        lines.append(line)
+        cut = cut or max(len(full), len(k)) > FULL_NAME_CHARS
+    if not lines:
+        return ""
+    note = (
+        f"\n\nNames over {FULL_NAME_CHARS} characters are cut here; the HTML report and the JSON "
+        "have them whole."
+    )
+    return "\n".join(lines) + (note if cut else "")

@@ -1,0 +1,46 @@
+"""Every command's ``--help`` speaks a CUDA engineer's words: no paper references (the seeds'
+numbers, the project's Decision numbers, a paper's figure numbers); those stay in docstrings
+(after click's ``\\f``) and in the docs."""
+
+from __future__ import annotations
+
+import re
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from advisor.cli import main
+
+#: words that name a paper or a design record instead of saying what the command does
+PAPER_WORDS = re.compile(r"\bseed\b|\bDecision\b|\bFig\.", re.IGNORECASE)
+
+
+def _commands(command: click.Command, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """``path`` and the paths of every command below it (the group loads its commands lazily:
+    :meth:`click.Group.get_command` imports each one)."""
+    found = [path]
+    if isinstance(command, click.Group):
+        ctx = click.Context(command, info_name=path[-1] if path else "cuda-advisor")
+        for name in command.list_commands(ctx):
+            sub = command.get_command(ctx, name)
+            assert sub is not None, f"{' '.join((*path, name))}: listed but not found"
+            found += _commands(sub, (*path, name))
+    return found
+
+
+COMMANDS = _commands(main)
+
+
+def test_the_walk_reaches_the_subcommands() -> None:
+    for path in [(), ("streams",), ("microbench", "check"), ("predict", "maxsum"), ("devices",)]:
+        assert path in COMMANDS
+
+
+@pytest.mark.parametrize("path", COMMANDS, ids=lambda p: " ".join(p) or "cuda-advisor")
+def test_help_has_no_paper_references(path: tuple[str, ...]) -> None:
+    result = CliRunner().invoke(main, [*path, "--help"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("Usage:")
+    found = [line.strip() for line in result.output.splitlines() if PAPER_WORDS.search(line)]
+    assert found == []
