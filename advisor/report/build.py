@@ -38,7 +38,7 @@ from advisor.criteria.engine.analysis import Analysis, to_json
 from advisor.criteria.engine.hints import THRESHOLDS, kernels_of
 from advisor.errors import InputError, UsageError
 from advisor.profile import Profile
-from advisor.render.display import shorten
+from advisor.render.display import compact, readable_name
 from advisor.report.missing import (
     TOOL_NAMES,
     Collect,
@@ -416,12 +416,18 @@ def _verdict(
     )
 
 
+def display_name(name: str) -> str:
+    """A kernel's name as the report shows it: demangled, without its return type, shortened
+    (the full name stays in the tooltip and the JSON)."""
+    return compact(readable_name(name))
+
+
 def _row(rank: int, k: Mapping[str, Any], spread: Spread | None = None) -> KernelRow:
     crit = k["criteria"]
     return KernelRow(
         rank=rank,
         name=k["name"],
-        display_name=shorten(k["name"]),
+        display_name=display_name(k["name"]),
         launches=int(k["launches"]),
         duration_ns=k["duration_ns"],
         share_of_gpu_time=k["share_of_gpu_time"],
@@ -540,7 +546,7 @@ def _hint(
     return HintView(
         criterion=h["criterion"],
         kernel=kernel,
-        kernel_display=shorten(kernel) if kernel is not None else None,
+        kernel_display=display_name(kernel) if kernel is not None else None,
         title=h["title"],
         value=h["value"],
         threshold=h["threshold"],
@@ -550,7 +556,7 @@ def _hint(
         actions=tuple(h["actions"]),
         method=method,
         kernels=kernels,
-        kernels_display=tuple(shorten(k) for k in kernels),
+        kernels_display=tuple(display_name(k) for k in kernels),
         share_of_gpu_time=share,
         value_min=min(values) if values else None,
         value_max=max(values) if values else None,
