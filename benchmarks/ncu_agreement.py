@@ -56,7 +56,7 @@ import csv
 import os
 import sys
 import textwrap
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,6 +68,7 @@ from advisor import pipeline  # noqa: E402
 from advisor.criteria.engine.analysis import NOT_APPLICABLE, NOT_COMPUTABLE  # noqa: E402
 from advisor.criteria.engine.hints import THRESHOLDS  # noqa: E402
 from advisor.errors import AdvisorError  # noqa: E402
+from advisor.report import nvidia  # noqa: E402
 
 REAL = REPO.parent / "shared" / "real_profiles"
 FAMILIES = REPO.parent / "shared" / "tuning_families"
@@ -80,76 +81,9 @@ TRIVIAL_SHARE = 0.01
 Rule = Mapping[str, Any]
 
 
-def _rule(*names: str) -> Callable[[Rule], bool]:
-    return lambda r: r["rule"] in names
-
-
-def _described(rule_names: tuple[str, ...], *heads: str) -> Callable[[Rule], bool]:
-    return lambda r: (
-        r["rule"] in rule_names and any(str(r["description"]).startswith(h) for h in heads)
-    )
-
-
-def _any(*tests: Callable[[Rule], bool]) -> Callable[[Rule], bool]:
-    return lambda r: any(t(r) for t in tests)
-
-
-#: criterion -> (label of the paired NVIDIA rules, predicate over a rule result)
-PAIRINGS: dict[str, tuple[str, Callable[[Rule], bool]]] = {
-    "SHMEM_EFFICIENCY": (
-        "SharedMemoryConflicts, UncoalescedSharedAccess",
-        _rule("SharedMemoryConflicts", "UncoalescedSharedAccess"),
-    ),
-    "L1_GRANULARITY": (
-        "UncoalescedGlobalAccess, L1TEX global access pattern",
-        _any(
-            _rule("UncoalescedGlobalAccess"),
-            _described(("MemoryCacheAccessPattern",), "L1TEX Global"),
-        ),
-    ),
-    "L2_GRANULARITY": (
-        "UncoalescedGlobalAccess, L2 access pattern",
-        _any(
-            _rule("UncoalescedGlobalAccess"),
-            _described(("MemoryCacheAccessPattern",), "L2 "),
-        ),
-    ),
-    "DIVERGENCE": (
-        "ThreadDivergence / divergent branches",
-        lambda r: "Diverg" in r["rule"] or "divergen" in str(r["description"]).lower()[:80],
-    ),
-    "LOADBALANC_SM": (
-        "workload imbalance, small grid",
-        _any(
-            lambda r: "Imbalance" in r["rule"] or "imbalance" in str(r["description"])[:80],
-            _described(("SOLBottleneck", "LaunchConfiguration"), "Small Grid", "This kernel grid"),
-        ),
-    ),
-    "LOADBALANC_WARP": (
-        "AchievedOccupancy (Occupancy before 2022)",
-        _any(
-            _rule("AchievedOccupancy"),
-            lambda r: (
-                r["rule"] == "Occupancy" and "measured achieved occupancy" in str(r["description"])
-            ),
-        ),
-    ),
-    "THROUGHPUT_OCCUPANCY": (
-        "TheoreticalOccupancy, Occupancy limiters",
-        _any(
-            _rule("TheoreticalOccupancy"),
-            lambda r: (
-                r["rule"] == "Occupancy"
-                and "theoretical occupancy" in str(r["description"])
-                and "not impacted" not in str(r["description"])
-            ),
-        ),
-    ),
-    "DEVICESYNC": (
-        "barrier stalls (CPIStallBarrier, CPIStall 'Barrier Stalls')",
-        _any(_rule("CPIStallBarrier"), _described(("CPIStall",), "Barrier Stalls")),
-    ),
-}
+#: criterion -> (label of the paired NVIDIA rules, predicate over a rule result): the product's
+#: own table (the report shows NVIDIA's estimate beside ours through it)
+PAIRINGS = nvidia.PAIRINGS
 
 
 @dataclass
@@ -430,7 +364,7 @@ def thresholds_paragraph(sources: Sequence[Source]) -> str:
             f"({s.trivial_kernels} trivial), "
             f"{sum(t.compared for t in s.tallies.values())} kernel-criterion pairs compared"
         )
-    return textwrap.fill(text + "; ".join(parts) + ".", width=100)
+    return textwrap.fill(text + "; ".join(parts) + ".", width=100, break_on_hyphens=False)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import importlib
 import itertools
 import re
 from collections.abc import Mapping, Sequence
@@ -54,6 +53,7 @@ from typing import Any
 from advisor import jsonfile, validation
 from advisor.criteria import CRITERIA
 from advisor.errors import MalformedInput, UsageError
+from advisor.render import display
 from advisor.render.display import shorten
 
 #: a criterion counts as improved when its value rises by at least this much (values in [0, 1])
@@ -73,9 +73,6 @@ EXACT = "exact"  # the same name
 BASE_NAME = "base name"  # the same name without template arguments and parameter list
 ORDER_CONFIG = "order+config"  # launch order and launch configuration (grid and block sizes)
 MATCH_METHODS = (FORCED, EXACT, BASE_NAME, ORDER_CONFIG)
-#: the optional Itanium demangler (PyPI ``cpp-demangle``); without it :func:`demangle` reads
-#: the mangled name's leading (qualified) function name itself
-DEMANGLER_MODULE = "cpp_demangle"
 
 
 @dataclass(frozen=True)
@@ -589,54 +586,11 @@ def _config_key(fact: KernelLaunch | None, side: str, i: int) -> tuple[Any, ...]
 
 @functools.lru_cache(maxsize=4096)
 def demangle(name: str) -> str:
-    """An Itanium-mangled name (``_Z...``) demangled with the optional ``cpp-demangle``
-    package; without it (or where it fails) the mangled name's leading qualified function name
-    (``_ZN3cub11EmptyKernelIvEEvv`` -> ``cub::EmptyKernel``), else the name as it is."""
-    if not name.startswith("_Z"):
-        return name
-    try:
-        module: Any = importlib.import_module(DEMANGLER_MODULE)
-    except ImportError:
-        module = None
-    if module is not None:
-        try:
-            return str(module.demangle(name))
-        except Exception:  # any failure of the optional package: fall back
-            pass
-    return _mangled_function_name(name) or name
+    """:func:`advisor.render.display.demangle`, cached (matching asks for every name often)."""
+    return display.demangle(name)
 
 
-#: the anonymous namespace, as the demangler writes it and as the mangled name holds it
-_ANONYMOUS = "(anonymous namespace)"
-_MANGLED_ANONYMOUS = re.compile(r"^_GLOBAL__N(_\w*)?$")
-
-
-def _mangled_function_name(name: str) -> str | None:
-    """The function's qualified name at the start of an Itanium-mangled name, or None."""
-    text = name[2:]
-    if text.startswith("L"):
-        text = text[1:]
-    parts: list[str] = []
-    nested = text.startswith("N")
-    if nested:
-        text = text.lstrip("N").lstrip("rVK")
-    while True:
-        if text.startswith("St"):
-            parts.append("std")
-            text = text[2:]
-            continue
-        digits = re.match(r"\d+", text)
-        if digits is None:
-            break
-        size, text = int(digits.group(0)), text[digits.end() :]
-        if size <= 0 or size > len(text):
-            return None
-        part = text[:size]
-        parts.append(_ANONYMOUS if _MANGLED_ANONYMOUS.match(part) else part)
-        text = text[size:]
-        if not nested:
-            break
-    return "::".join(parts) if parts and parts[-1] != "std" else None
+_ANONYMOUS = display.ANONYMOUS
 
 
 #: qualifiers that may follow a demangled parameter list or precede a name

@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from advisor import validation
 from advisor.cli import main
 from advisor.render import compare as render_compare
+from advisor.render import display
 from advisor.report import compare
 from tests.cli_helpers import assert_one_line_error, run
 
@@ -423,9 +424,9 @@ def _warnings(stderr: str) -> list[str]:
 @pytest.mark.parametrize("demangler", ["installed", "absent"])
 def test_base_name(name: str, base: str, demangler: str, monkeypatch: pytest.MonkeyPatch) -> None:
     if demangler == "installed":
-        pytest.importorskip(compare.DEMANGLER_MODULE)
+        pytest.importorskip(display.DEMANGLER_MODULE)
     else:  # the optional package missing: the built-in reading of the mangled name
-        monkeypatch.setattr(compare, "DEMANGLER_MODULE", "cuda_advisor_no_such_demangler")
+        monkeypatch.setattr(display, "DEMANGLER_MODULE", "cuda_advisor_no_such_demangler")
     compare.demangle.cache_clear()
     compare.base_name.cache_clear()
     try:
@@ -438,13 +439,13 @@ def test_base_name(name: str, base: str, demangler: str, monkeypatch: pytest.Mon
 def test_demangle_with_and_without_the_optional_package(monkeypatch: pytest.MonkeyPatch) -> None:
     mangled = "_Z11sgemm_naiveiiifPKfS0_fPf"
     assert compare.demangle("sgemm_naive(int)") == "sgemm_naive(int)"  # not mangled: kept
-    monkeypatch.setattr(compare, "DEMANGLER_MODULE", "cuda_advisor_no_such_demangler")
+    monkeypatch.setattr(display, "DEMANGLER_MODULE", "cuda_advisor_no_such_demangler")
     compare.demangle.cache_clear()
-    assert compare.demangle(mangled) == "sgemm_naive"  # the function name, read by hand
+    assert compare.demangle(mangled) == "sgemm_naive(…)"  # the outline, read by hand
     assert compare.demangle("_Zgarbage") == "_Zgarbage"  # unreadable: kept as it is
     monkeypatch.undo()
     compare.demangle.cache_clear()
-    if importlib.util.find_spec(compare.DEMANGLER_MODULE) is not None:
+    if importlib.util.find_spec(display.DEMANGLER_MODULE) is not None:
         full = "sgemm_naive(int, int, int, float, float const*, float const*, float, float*)"
         assert compare.demangle(mangled) == full
     compare.demangle.cache_clear()
