@@ -376,3 +376,10 @@ def string_by_id(
     if name is None:
         raise db.malformed(f"{what} id {cell!r} is not in {table}")
     return name
+
+
+def sm_limit(cells: pd.Series) -> pd.Series:
+    """A per-SM limit of a device table (warps, blocks, registers, shared memory): a positive
+    whole number, else missing (0 or a damaged cell)."""
+    number = number_column(cells)
+    return number.where((number > 0) & (number % 1 == 0))

@@ -47,6 +47,7 @@ from parsers.sqlite.db import (
     int_column,
     lookup,
     number_column,
+    sm_limit,
     string_by_id,
 )
 
@@ -243,7 +244,7 @@ def _devices(db: Database) -> pd.DataFrame:
             "sm_clock_hz": number_column(raw["clockRate"]),  # Hz
             "memory_bandwidth_bytes_per_s": number_column(raw["memoryBandwidth"]),
             "l2_bytes": number_column(raw["l2CacheSize"]),
-            **{c: _limit(raw[name]) for c, name in _SM_LIMITS.items()},
+            **{c: sm_limit(raw[name]) for c, name in _SM_LIMITS.items()},
         }
     )
     out = out.drop_duplicates(subset=["device_id", "name"])
@@ -257,12 +258,6 @@ _SM_LIMITS = {
     "registers_per_sm": "maxRegistersPerSm",
     "shared_bytes_per_sm": "maxShmemPerSm",
 }
-
-
-def _limit(cells: pd.Series) -> pd.Series:
-    """A per-SM limit: a positive whole number, else missing (0 or a damaged cell)."""
-    number = number_column(cells)
-    return number.where((number > 0) & (number % 1 == 0))
 
 
 def _enum(db: Database, table: str, column: str) -> dict[int, str]:

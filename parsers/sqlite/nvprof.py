@@ -52,6 +52,7 @@ from parsers.sqlite.db import (
     lookup,
     number_column,
     per_distinct,
+    sm_limit,
     string_by_id,
 )
 
@@ -235,7 +236,7 @@ def _devices(db: Database, strings: Mapping[int, str]) -> pd.DataFrame:
             "sm_clock_hz": number_column(raw["coreClockRate"]) * 1e3,  # kHz
             "memory_bandwidth_bytes_per_s": number_column(raw["globalMemoryBandwidth"]) * 1e3,
             "l2_bytes": number_column(raw["l2CacheSize"]),
-            **{c: _limit(raw[name]) for c, name in _SM_LIMITS.items()},
+            **{c: sm_limit(raw[name]) for c, name in _SM_LIMITS.items()},
         }
     ).sort_values("device_id", kind="stable")
 
@@ -248,12 +249,6 @@ _SM_LIMITS = {
     "registers_per_sm": "maxRegistersPerMultiprocessor",
     "shared_bytes_per_sm": "maxSharedMemoryPerMultiprocessor",
 }
-
-
-def _limit(cells: pd.Series) -> pd.Series:
-    """A per-SM limit: a positive whole number, else missing (0 or a damaged cell)."""
-    number = number_column(cells)
-    return number.where((number > 0) & (number % 1 == 0))
 
 
 def _metrics(db: Database, launches: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
