@@ -203,7 +203,7 @@ def _application(
     total_ns: float,
     form: str,
 ) -> ApplicationAnalysis:
-    parts = [(k.duration_ns, k.potential_speedup) for k in kernels if k.duration_ns is not None]
+    parts = [(k.duration_ns, _estimate(k, form)) for k in kernels if k.duration_ns is not None]
     kernels_sp = (
         amdahl_combine(parts) if any(sp is not None for _, sp in parts) else None
     )  # n/a, not 1x, when no kernel has an estimate
@@ -223,6 +223,20 @@ def _application(
         kernels_potential_speedup=kernels_sp,
         potential_speedup_basis=basis,
     )
+
+
+def _estimate(kernel: KernelAnalysis, form: str) -> float | None:
+    """What a kernel counts with in the application's figure: its overall potential speedup, else
+    (no DRAM or FLOP figures to bound it) the largest potential speedup of its computed criteria,
+    so the application never reads less than one of its own hints promises."""
+    if kernel.potential_speedup is not None:
+        return kernel.potential_speedup
+    found = [
+        sp
+        for c in kernel.criteria
+        if c.scope != APPLICATION and (sp := c.speedups.pick(form)) is not None
+    ]
+    return max(found) if found else None
 
 
 def _rules_by_kernel(profile: Profile) -> dict[str, pd.DataFrame]:

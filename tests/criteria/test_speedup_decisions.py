@@ -133,3 +133,12 @@ def test_devicesync_activity_from_speed_of_light_cycles() -> None:
     assert c.value == pytest.approx(0.75)
     assert c.inputs["warp_activity_frac"] == pytest.approx(0.4)
     assert c.speedups.amdahl == pytest.approx(1 / 0.85)
+
+
+def test_a1_a_kernel_without_a_bound_counts_with_its_largest_criterion() -> None:
+    # no DRAM or FLOP figures: no overall potential; 10 blocks on 80 SMs give LOADBALANC_SM
+    # 8x, so the application (one kernel, no timeline) reads 8x, never less than its own hint
+    analysis = evaluate(_profile([], grid_x=10), DEVICE)
+    assert analysis.kernels[0].potential_speedup is None
+    assert analysis.application.potential_speedup == pytest.approx(8.0)
+    assert "else its largest criterion's" in analysis.application.potential_speedup_basis

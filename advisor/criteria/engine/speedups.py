@@ -401,15 +401,15 @@ def application_potential(
     if idle is not None and kernels is not None:
         return idle * kernels, (
             "1 / HOSTSYNC (idle GPU time removed) x Amdahl over the kernels' shares of GPU time, "
-            "each kernel at its overall potential speedup"
+            "each kernel at its overall potential speedup (else its largest criterion's)"
         )
     if kernels is not None:
         return kernels, (
             "Amdahl over the kernels' shares of GPU time, each kernel at its overall potential "
-            "speedup (no timeline: HOSTSYNC not included)"
+            "speedup, else its largest criterion's (no timeline: HOSTSYNC not included)"
         )
     if idle is not None:
-        return idle, "1 / HOSTSYNC (no kernel has an overall potential speedup)"
+        return idle, "1 / HOSTSYNC (no kernel has a potential speedup)"
     return None, "not computable: no timeline for HOSTSYNC and no kernel estimate"
 
 
