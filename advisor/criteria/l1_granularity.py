@@ -16,7 +16,8 @@ numbers behind its "uncoalesced global access" rule); the used bytes per sector
 the numbers behind its "access pattern" rule; nvprof requested / transferred throughputs
 ``(gld_requested_throughput + gst_requested_throughput) / (gld_throughput + gst_throughput)``;
 ``gld_efficiency`` and ``gst_efficiency`` weighted by their transactions; ``gld_efficiency``
-alone (loads only, said in a note).
+alone (loads only, said in a note); last, 4 sectors per global request (32 lanes x 4 B
+words) over the level's sectors (Decision G2, docs/criteria.md, with a note on every result).
 
 Zero-denominator policy: no global memory transaction is n/a.  Potential speedup (Decision 4):
 1 / ((1 - p) + p * criterion), p = L1%; the paper's form (1 / criterion) * p on request
@@ -37,6 +38,7 @@ from advisor.criteria.engine.levels import (
     evaluate_granularity,
     requested_bytes_recipe,
     requested_over_transferred,
+    word_estimate_recipes,
 )
 from advisor.criteria.engine.spec import CriterionSpec, Needs
 from advisor.criteria.engine.speedups import level_recipes
@@ -121,6 +123,7 @@ RECIPES: tuple[Recipe, ...] = (
         tools=("nvprof",),
         note="only global loads are measured (gld_efficiency); stores are not included",
     ),
+    *word_estimate_recipes("l1", _L1_SECTORS),
 )
 
 

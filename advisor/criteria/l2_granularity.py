@@ -9,8 +9,9 @@ sectors everywhere.
 Recipes, first that fits: requested bytes / (32 * L2 sectors from L1:
 ``lts__t_sectors_srcunit_tex_op_read`` + ``_write``); ideal global sectors / those L2 sectors;
 nvprof requested throughput / L2 throughput from L1 (``l2_tex_*_throughput``, Kepler
-``l2_l1_*_throughput``).  L1 hits make the L2 traffic smaller than the request, so values above 1
-are clamped.
+``l2_l1_*_throughput``); last, 4 sectors per global request (32 lanes x 4 B words) over
+those L2 sectors (Decision G2, docs/criteria.md, with a note on every result).  L1 hits make the
+L2 traffic smaller than the request, so values above 1 are clamped.
 
 Zero-denominator policy: no global memory transaction is n/a.  Potential speedup (Decision 4):
 1 / ((1 - p) + p * criterion), p = L2%; the paper's form (1 / criterion) * p on request
@@ -30,6 +31,7 @@ from advisor.criteria.engine.levels import (
     evaluate_granularity,
     requested_bytes_recipe,
     requested_over_transferred,
+    word_estimate_recipes,
 )
 from advisor.criteria.engine.spec import CriterionSpec, Needs
 from advisor.criteria.engine.speedups import level_recipes
@@ -67,6 +69,7 @@ RECIPES: tuple[Recipe, ...] = (
         ),
         tools=("nvprof",),
     ),
+    *word_estimate_recipes("l2", _L2_SECTORS),
 )
 
 

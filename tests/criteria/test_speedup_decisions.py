@@ -142,3 +142,37 @@ def test_a1_a_kernel_without_a_bound_counts_with_its_largest_criterion() -> None
     assert analysis.kernels[0].potential_speedup is None
     assert analysis.application.potential_speedup == pytest.approx(8.0)
     assert "else its largest criterion's" in analysis.application.potential_speedup_basis
+
+
+def test_g2_requested_bytes_estimated_from_the_request_count() -> None:
+    # no requested bytes, no ideal sectors: 4 sectors per request (32 lanes x 4 B words).
+    # requests 100 ld + 100 st -> ideal 800 sectors; L2 sectors 2000 + 1200 = 3200 -> 0.25.
+    # p_L2 from the memory chart's L2 sectors at 40 % of peak (Decision P3):
+    # SP = 1 / ((1 - 0.4) + 0.4 x 0.25) = 1 / 0.7
+    rows = [
+        ("global_load_requests", 100.0),
+        ("global_store_requests", 100.0),
+        ("l2_tex_read_transactions", 2000.0),
+        ("l2_tex_write_transactions", 1200.0),
+        ("l2_tex_sectors_pct_of_peak", 0.4),
+    ]
+    c = criterion(evaluate(_profile(rows, grid_x=160), DEVICE), "L2_GRANULARITY")
+    assert c.status == COMPUTED and c.value == pytest.approx(0.25)
+    assert c.method.startswith("4 sectors per global request")
+    assert any("4 B words" in n for n in c.notes)
+    assert c.level_share_frac == pytest.approx(0.4)
+    assert c.speedups.amdahl == pytest.approx(1 / 0.7)
+
+
+def test_g2_loads_only_and_a_real_counter_wins() -> None:
+    # loads only (a --metrics run of requests and sectors): 8 requests x 4 / 256 sectors = 1/8
+    rows = [("global_load_requests", 8.0), ("gld_transactions", 256.0)]
+    c = criterion(evaluate(_profile(rows, grid_x=160), DEVICE), "L1_GRANULARITY")
+    assert c.value == pytest.approx(0.125)
+    assert any("only global loads" in n for n in c.notes)
+    # with Nsight Compute's requested bytes the estimate is not used: 4096 / (32 x 256) = 0.5
+    rows += [("global_load_requested_bytes", 4096.0), ("global_store_requested_bytes", 0.0)]
+    rows += [("gst_transactions", 0.0)]
+    c = criterion(evaluate(_profile(rows, grid_x=160), DEVICE), "L1_GRANULARITY")
+    assert c.value == pytest.approx(0.5)
+    assert not any("4 B words" in n for n in c.notes)

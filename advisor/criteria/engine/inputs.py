@@ -184,6 +184,8 @@ class Recipe:
     tools: tuple[str, ...] = ("ncu", "nvprof")  # whose names ``needs`` are (for "missing")
     note: str = ""
     optional: tuple[str, ...] = ()  # read when present (shown as evidence), never required
+    #: an estimate used when nothing better was measured: never named as what to collect
+    fallback: bool = False
 
 
 @dataclass(frozen=True)
@@ -303,7 +305,7 @@ def missing_inputs(
     for tool in tools:
         best: list[str] | None = None
         for recipe in recipes:
-            if tool not in recipe.tools:
+            if tool not in recipe.tools or recipe.fallback:
                 continue
             absent = [n for n in recipe.needs if n not in known]
             if best is None or len(absent) < len(best):

@@ -31,6 +31,16 @@ IDEAL_SECTORS = (
 )
 #: nvprof requested global load / store throughput
 REQUESTED_THROUGHPUT = ("gld_requested_throughput", "gst_requested_throughput")
+#: global load / store requests (one per warp-level instruction)
+GLOBAL_REQUESTS = ("global_load_requests", "global_store_requests")
+#: sectors a request of 32 lanes x 4 B words needs (Decision G2)
+WORD_SECTORS_PER_REQUEST = 4
+#: the note every result of a Decision G2 recipe carries
+WORD_ESTIMATE_NOTE = (
+    "requested bytes estimated as 4 sectors per request (32 lanes x 4 B words): the report has "
+    "no requested-byte or ideal-sector counters; 8 B or 16 B (float4) accesses read lower than "
+    "they are, partial warps higher"
+)
 
 
 #: why both granularity criteria flag below 0.9 (their specs share the reason)
@@ -52,6 +62,41 @@ def requested_bytes_recipe(label: str, sectors: tuple[str, str]) -> Recipe:
             SECTOR_BYTES * (v[sectors[0]] + v[sectors[1]]),
         ),
         tools=("ncu",),
+    )
+
+
+def word_estimate_recipes(level: str, sectors: tuple[str, str]) -> tuple[Recipe, ...]:
+    """Decision G2: the requested bytes estimated from the request count when a report has no
+    requested-byte or ideal-sector counter (Nsight Compute's memory-chart and command-line
+    metric sets): every global request is one warp-level instruction of 32 lanes x 4 B words,
+    i.e. :data:`WORD_SECTORS_PER_REQUEST` sectors, over the level's sectors ``sectors`` (loads,
+    stores).  Loads and stores when both are measured, loads alone otherwise (said in a note).
+
+    Measured on the tuning families (docs/criteria.md, Decision G2): the estimate equals Nsight
+    Compute's own ideal sector count on the one report that holds both, and makes the
+    coalescing steps of three more families scoreable."""
+    both = (*GLOBAL_REQUESTS, *sectors)
+    label = f"4 sectors per global request (4 B words) / {level.upper()} sectors"
+    return (
+        Recipe(
+            label,
+            both,
+            lambda v: requested_over_transferred(
+                WORD_SECTORS_PER_REQUEST * (v[GLOBAL_REQUESTS[0]] + v[GLOBAL_REQUESTS[1]]),
+                v[sectors[0]] + v[sectors[1]],
+            ),
+            note=WORD_ESTIMATE_NOTE,
+            fallback=True,
+        ),
+        Recipe(
+            f"{label}, loads only",
+            (GLOBAL_REQUESTS[0], sectors[0]),
+            lambda v: requested_over_transferred(
+                WORD_SECTORS_PER_REQUEST * v[GLOBAL_REQUESTS[0]], v[sectors[0]]
+            ),
+            note=f"{WORD_ESTIMATE_NOTE}; only global loads are measured",
+            fallback=True,
+        ),
     )
 
 

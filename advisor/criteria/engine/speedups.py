@@ -156,6 +156,12 @@ MEASURED_LEVEL_SHARE: dict[str, tuple[Recipe, ...]] = {
             tools=("ncu",),
         ),
         Recipe(
+            "L2 sectors from L1/TEX % of peak (measured utilization, memory chart)",
+            ("l2_tex_sectors_pct_of_peak",),
+            lambda v: clamp01(v["l2_tex_sectors_pct_of_peak"]),
+            tools=("ncu",),
+        ),
+        Recipe(
             "L2 utilization level / 10 (nvprof, measured)",
             ("l2_utilization",),
             lambda v: clamp01(v["l2_utilization"] / 10.0),
