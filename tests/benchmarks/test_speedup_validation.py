@@ -7,8 +7,8 @@ version reaches (README, "Speedups against measured gains"):
 * overall potential >= measured on >= 90 % of the scored steps (target, met);
 * every family of the MANIFEST has steps, and every step is scored or says why it cannot be;
 * the addressed-criterion prediction: a number on at least 13 steps, within +-25 % on at least
-  five of thirteen, sign agreement on at least 9 (floors: the target of 70 % within +-25 % is not met,
-  see the README for why).
+  five of thirteen, sign agreement on at least 9 (floors: the target of 70 % within +-25 % is
+  not met, see the README for why).
 """
 
 from __future__ import annotations
