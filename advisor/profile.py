@@ -2,18 +2,23 @@
 inputs of one application run (say a gpu-trace, an api-trace and a metrics export).
 
 A Profile holds the frames named in :mod:`advisor.schema` plus its provenance.  Its constructor
-validates every frame, so a Profile that exists is well-formed.
+validates every frame, so a Profile that exists is well-formed: text that UTF-8 cannot write is
+escaped and rows with infinite, negative or (on a timeline) missing times are dropped with a
+note naming the row (:mod:`advisor.values`); a file none of whose kernel rows is usable is
+refused (:class:`~advisor.errors.NoKernelData`, exit 3).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
-from advisor import schema
+from advisor import schema, values
+from advisor.errors import NoKernelData
+from advisor.values import printable as printable  # for the readers (parsers import profile)
 
 
 @dataclass(frozen=True)
@@ -28,6 +33,14 @@ class Provenance:
     ] = ()  # tables found, e.g. ("gpu-trace",) or ("summary", "unified-memory")
     profiler_version: str | None = None
     notes: tuple[str, ...] = ()  # assumptions taken while reading (e.g. an assumed time unit)
+
+    def __post_init__(self) -> None:
+        """Text every writer can write (a path that is not UTF-8: ``\\udcff`` escapes)."""
+        object.__setattr__(self, "path", values.printable(self.path))
+        object.__setattr__(self, "notes", tuple(values.printable(n) for n in self.notes))
+        if self.profiler_version is not None:
+            version = values.printable(self.profiler_version)
+            object.__setattr__(self, "profiler_version", version)
 
 
 @dataclass
@@ -47,12 +60,37 @@ class Profile:
 
     def __post_init__(self) -> None:
         for table in schema.TABLES:
-            setattr(self, table, schema.validate(table, getattr(self, table)))
+            frame = values.printable_frame(getattr(self, table))
+            setattr(self, table, schema.validate(table, frame))
+        self._drop_invalid_rows()
         ids = self.launches["launch_id"]
         if ids.isna().any():
             self.launches["launch_id"] = pd.array(range(len(ids)), dtype="Int64")
         elif not _unique(ids):
             raise schema.SchemaError("launches.launch_id must be unique")
+
+    def _drop_invalid_rows(self) -> None:
+        """Rows with invalid times or sizes dropped, with notes (:mod:`advisor.values`); a
+        profile left without kernel data by that is refused."""
+        path = self.path or "profile"
+        had_kernels = self.has_kernel_data()
+        frames, notes = values.checked_frames(self.frames, path)
+        if not notes:
+            return
+        for table, frame in frames.items():
+            setattr(self, table, frame)
+        if had_kernels and not self.has_kernel_data():
+            first_drop = next(n for n in notes if values.is_drop_note(n))
+            raise NoKernelData(
+                path,
+                "no usable kernel data: every kernel row has an infinite or negative time or "
+                f"size ({first_drop.removeprefix(path + ': ')})",
+            )
+        known = {n for p in self.provenance for n in p.notes}  # a merge checks rows again
+        notes = [n for n in dict.fromkeys(notes) if n not in known]
+        if self.provenance and notes:
+            first = self.provenance[0]
+            self.provenance = (replace(first, notes=(*first.notes, *notes)), *self.provenance[1:])
 
     @property
     def frames(self) -> dict[str, pd.DataFrame]:

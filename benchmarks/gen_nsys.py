@@ -12,7 +12,10 @@ export (FORMATS.md §3.2, §3.8).
   ``ENUM_CUDA_MEMCPY_OPER``, ``ENUM_CUDA_MEM_KIND`` and ``META_DATA_EXPORT``; ``n`` counts the
   kernel rows.
 
-Run ``python benchmarks/gen_nsys.py csv|sqlite OUT [--n N] [--seed S]``.
+* ``distinct-csv``: the ``cuda_gpu_trace`` CSV with every kernel row named differently
+  (``vectorAdd_17(float const*, ...)``).
+
+Run ``python benchmarks/gen_nsys.py csv|sqlite|distinct-csv OUT [--n N] [--seed S]``.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 try:
     from benchmarks import gen_common as g
@@ -37,6 +41,8 @@ HEADER = (
 DEVICE = "NVIDIA A100-SXM4-80GB"
 T0_NS = 512_340_118
 DEFAULT_N = 1_000_000
+#: rows of the many-distinct-names trace (about nine in ten of them kernels, each its own name)
+DISTINCT_N = 100_000
 #: nsys's spelling of the directions in memcpy names (FORMATS.md §3.2)
 _NSYS_COPY = {"HtoD": "Host-to-Device", "DtoH": "Device-to-Host", "DtoD": "Device-to-Device"}
 #: ENUM_CUDA_MEMCPY_OPER / ENUM_CUDA_MEM_KIND ids of the real export
@@ -54,7 +60,9 @@ def transfer_names() -> list[str]:
             for k, _, _ in g.TRANSFERS]  # fmt: skip
 
 
-def _csv_rows(tl: g.Timeline, lo: int, hi: int) -> bytes:
+def _csv_rows(tl: g.Timeline, lo: int, hi: int, distinct: bool = False) -> bytes:
+    """The CSV lines of rows ``lo:hi``; with ``distinct``, every kernel row's name is its own
+    (the mix's name with a ``_<row>`` suffix on the function name)."""
     part = slice(lo, hi)
     kern = tl.is_kernel[part]
     copy = ~kern
@@ -68,6 +76,8 @@ def _csv_rows(tl: g.Timeline, lo: int, hi: int) -> bytes:
     names = pa.array(cells, type=pa.string()).take(
         pa.array(np.where(kern, tl.kernel[part], len(g.KERNEL_NAMES) + transfer))
     )
+    if distinct:
+        names = pc.if_else(pa.array(kern), _distinct_names(tl.kernel[part], lo), names)
     empty = pa.nulls(n, pa.string())
     columns = [
         g.integers(T0_NS + tl.start_ns[part]),
@@ -95,6 +105,22 @@ def write_nsys_gputrace(path: Path, n: int, seed: int = 0) -> None:
     """An nsys ``cuda_gpu_trace`` CSV of ``n`` kernel and copy rows."""
     tl = g.timeline(n, seed)
     g.write_chunked(Path(path), HEADER + "\n", n, lambda lo, hi: _csv_rows(tl, lo, hi))
+
+
+def _distinct_names(kernel: np.ndarray, lo: int) -> pa.Array:
+    """Row ``lo + i``'s name: kernel ``kernel[i]`` of the mix renamed ``<name>_<lo + i>``
+    (quoted when it holds a comma, as nsys writes it)."""
+    stems = [_name_cell(n.replace("(", "_{}(", 1) if "(" in n else n + "_{}")
+             for n in g.KERNEL_NAMES]  # fmt: skip
+    return pa.array([stems[k].format(lo + i) for i, k in enumerate(kernel.tolist())], pa.string())
+
+
+def write_nsys_distinct_names(path: Path, n: int, seed: int = 0) -> None:
+    """An nsys ``cuda_gpu_trace`` CSV of ``n`` rows whose kernel names are all different (a
+    JIT or autotuning run that names each kernel by its parameters): the case where the cost
+    per distinct name shows."""
+    tl = g.timeline(n, seed)
+    g.write_chunked(Path(path), HEADER + "\n", n, lambda lo, hi: _csv_rows(tl, lo, hi, True))
 
 
 def _kernel_timeline(n: int, seed: int) -> g.Timeline:
@@ -238,17 +264,19 @@ def _activity_tables(con: sqlite3.Connection, tl: g.Timeline) -> None:
 GENERATORS: dict[str, tuple[Callable[[Path, int, int], None], int, bool]] = {
     "nsys-gputrace-csv": (write_nsys_gputrace, DEFAULT_N, True),
     "nsys-sqlite": (write_nsys_sqlite, DEFAULT_N, False),
+    "nsys-distinct-names-csv": (write_nsys_distinct_names, DISTINCT_N, True),
 }
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("kind", choices=["csv", "sqlite"])
+    ap.add_argument("kind", choices=["csv", "sqlite", "distinct-csv"])
     ap.add_argument("out", type=Path)
     ap.add_argument("--n", type=int, default=DEFAULT_N)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
-    write = write_nsys_gputrace if args.kind == "csv" else write_nsys_sqlite
+    write = {"csv": write_nsys_gputrace, "sqlite": write_nsys_sqlite,
+             "distinct-csv": write_nsys_distinct_names}[args.kind]  # fmt: skip
     write(args.out, args.n, args.seed)
     return 0
 

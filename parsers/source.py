@@ -15,6 +15,7 @@ refused before it is opened for reading, so nothing blocks.
 from __future__ import annotations
 
 import csv
+import errno
 import os
 import re
 import stat
@@ -170,11 +171,16 @@ def read_bytes(path: str | Path, limit: int | None = None) -> bytes:
     a socket or a device) is refused at once instead of waiting for a writer.
     """
     p = Path(path)
-    if not p.exists():
-        raise UnreadableInput(str(path), "no such file")
-    if p.is_dir():
+    try:
+        mode = p.stat().st_mode
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):  # a dangling link or a loop
+            raise UnreadableInput(str(path), "no such file") from None
+        # a name too long, a folder that cannot be searched
+        raise UnreadableInput(str(path), f"cannot read: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(mode):
         raise UnreadableInput(str(path), "is a directory, expected a profile file")
-    _require_regular(path, p.stat().st_mode)  # a socket cannot even be opened
+    _require_regular(path, mode)  # a socket cannot even be opened
     try:
         fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:

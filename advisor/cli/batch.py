@@ -55,6 +55,7 @@ def report_folder(paths: Sequence[str], settings: batch.Settings, jobs: int, qui
     finally:
         bar.clear()
     inputs = [job.path for job in todo]
+    inputs += [settings.device] if settings.device and os.path.lexists(settings.device) else []
     counts = batch_index.counts(entries)
     texts = {
         "html": lambda: batch_index.html(entries, settings.speedup_form),

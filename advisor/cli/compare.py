@@ -13,6 +13,7 @@ the ``cuda-advisor`` group by advisor/cli/group.py.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -81,8 +82,8 @@ def compare_cmd(
     are matched by name, base name, then launch order and configuration; per kernel and in total,
     measured speedups, criteria across versions and the prediction ledger."""
     options.require_output("compare", html_path, markdown_path, json_path, html="OUT.html")
-    if max_regression is not None and max_regression < 0:
-        raise UsageError(f"--max-regression {max_regression:g}: must be at least 0")
+    if max_regression is not None and not (math.isfinite(max_regression) and max_regression >= 0):
+        raise UsageError(f"--max-regression {max_regression:g}: must be a finite number >= 0")
     from advisor.criteria.engine.analysis import _clean
     from advisor.render import compare as render_compare  # loaded for this command only
     from advisor.report import compare
@@ -110,6 +111,7 @@ def compare_cmd(
             launches.append(compare.launch_facts(run.profile.launches))
         analysed.append((name, files, data))
         inputs += files
+    inputs = options.run_inputs(inputs, device)
     result = compare.compare(analysed, launches, forced)
     for line in compare.unmatched_warnings(result):
         click.echo(f"cuda-advisor: warning: {one_line(line)}", err=True)

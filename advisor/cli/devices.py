@@ -12,6 +12,7 @@ import os
 
 import click
 
+from advisor.cli import options
 from advisor.devices.characterization import (
     LATENCY_LEVELS,
     Characterization,
@@ -30,7 +31,7 @@ from advisor.output import write_atomic
 @click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False),
+    type=options.OUTPUT_PATH,
     help="Write the characterization JSON of NAME to this file (a template for measured values).",
 )
 def devices_cmd(name: str | None, as_json: bool, output: str | None) -> None:
@@ -52,7 +53,7 @@ def devices_cmd(name: str | None, as_json: bool, output: str | None) -> None:
     ch = _characterization(name)
     text = dump_characterization(ch)
     if output:
-        write_atomic(output, text, inputs=[name] if os.path.isfile(name) else [])
+        write_atomic(output, text, inputs=options.run_inputs((), name))
     if as_json:
         click.echo(text, nl=False)
     elif not output:

@@ -1,11 +1,14 @@
 """The command line: parses options, calls the library, writes files, maps errors to exit codes.
 
 Exit codes (see :mod:`advisor.errors`): 0 success, 1 internal error, 2 bad usage, 3 input
-problem, 4 a CI gate failed.  A user never sees a traceback unless ``--debug`` is given.
+problem (also memory exhausted reading a file), 4 a CI gate failed, 130 interrupted (Ctrl-C).
+A user never sees a traceback unless ``--debug`` is given, and every error, click's usage
+errors included, is one line on stderr starting with ``cuda-advisor: error:``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib
 import io
@@ -17,7 +20,15 @@ from typing import Any
 import click
 
 from advisor import __version__
-from advisor.errors import EXIT_INTERNAL, EXIT_USAGE, AdvisorError
+from advisor.errors import (
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    OOM_ADVICE,
+    AdvisorError,
+    is_out_of_memory,
+)
 from advisor.errors import one_line as _one_line
 
 #: the commands that live in their own modules, imported only when a command line names them (a
@@ -40,6 +51,23 @@ class _Group(click.Group):
     """A click group that turns every error into one line on stderr and an exit code, and
     imports each command's module when the command is first looked up."""
 
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        _robust_streams()
+        return super().main(*args, **kwargs)
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.ClickException as exc:  # the group's own options (``--bogus``)
+            _fail_click(exc)
+            raise  # not reached: _fail_click exits
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*self.commands, *LAZY_COMMANDS})
 
@@ -59,26 +87,59 @@ class _Group(click.Group):
             if debug:
                 traceback.print_exc()
             _fail(str(exc), exc.exit_code)
-        except (click.exceptions.Exit, click.ClickException, click.Abort):
+        except click.ClickException as exc:  # a command's usage error, unknown command
+            _fail_click(exc)
+        except (click.exceptions.Exit, click.Abort):
             raise
         except KeyboardInterrupt:
-            _fail("interrupted", EXIT_INTERNAL)
+            _fail("interrupted", EXIT_INTERRUPTED)
         except BrokenPipeError:
             _quiet_broken_pipe()
-        except MemoryError:
-            _fail("out of memory (an input is too large for this machine)", EXIT_INTERNAL)
         except Exception as exc:
             if debug:
                 traceback.print_exc()
-            _fail(
-                f"internal error: {type(exc).__name__}: {exc} (rerun with --debug and report it)",
-                EXIT_INTERNAL,
-            )
+            _fail(*_unexpected(exc))
 
 
 def _fail(message: str, code: int) -> None:
     click.echo(f"cuda-advisor: error: {_one_line(message)}", err=True)
     sys.exit(code)
+
+
+def _fail_click(exc: click.ClickException) -> None:
+    """click's error (usage text, blank line, ``Error: ...``) as one line, with the help hint."""
+    if isinstance(exc, click.exceptions.NoArgsIsHelpError):  # a bare group name: its help
+        exc.show()
+        sys.exit(exc.exit_code)
+    message = exc.format_message()
+    ctx = getattr(exc, "ctx", None)
+    if isinstance(exc, click.UsageError) and ctx is not None:
+        message += f" (see '{ctx.command_path} {ctx.help_option_names[0]}')"
+    _fail(message, exc.exit_code)
+
+
+def _unexpected(exc: BaseException) -> tuple[str, int]:
+    """The message and exit code of an exception no module turned into an AdvisorError."""
+    if is_out_of_memory(exc):  # MemoryError, or a C extension's SystemError wrapping one
+        return f"out of memory: {OOM_ADVICE}", EXIT_INPUT
+    if isinstance(exc, OSError) and exc.filename is not None:  # reading a file: outputs are
+        # written by advisor.output, which reports its own errors
+        return f"{exc.filename}: cannot read: {exc.strerror or exc}", EXIT_INPUT
+    return (
+        f"internal error: {type(exc).__name__}: {exc} (rerun with --debug and report it)",
+        EXIT_INTERNAL,
+    )
+
+
+def _robust_streams() -> None:
+    """Let stdout and stderr print any file name: the undecodable bytes of a name that is not
+    UTF-8 (lone surrogates) are written back as they were on stdout and escaped on stderr,
+    instead of failing with UnicodeEncodeError."""
+    for stream, errors in ((sys.stdout, "surrogateescape"), (sys.stderr, "backslashreplace")):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, io.UnsupportedOperation):
+                reconfigure(errors=errors)
 
 
 def _quiet_broken_pipe() -> None:
@@ -100,12 +161,15 @@ def main(debug: bool) -> None:
 
     \b
     Exit codes:
-      0  success
-      1  internal error (a bug: rerun with --debug and report it)
-      2  bad usage (unknown option, bad value, output name or repeated input)
-      3  input problem (unreadable, unrecognised or malformed file, no kernel data)
-      4  a CI gate failed (report --fail-if, compare --max-regression), or a
-         --fail-if condition could not be checked (see report --allow-missing)
+        0  success
+        1  internal error (a bug: rerun with --debug and report it)
+        2  bad usage (unknown option, bad value, output name or repeated input),
+           or an output that cannot be written (an input, read-only, full disk)
+        3  input problem (unreadable, unrecognised or malformed file, no kernel
+           data, out of memory reading a file)
+        4  a CI gate failed (report --fail-if, compare --max-regression), or a
+           --fail-if condition could not be checked (see report --allow-missing)
+      130  interrupted (Ctrl-C)
     """
 
 

@@ -9,12 +9,13 @@ import sys
 import click
 
 import parsers
+from advisor.cli import options
 from advisor.errors import EXIT_INPUT, AdvisorError, one_line
 from advisor.profile import Profile, merge
 
 
 @click.command(name="inspect")
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=True))
+@click.argument("files", nargs=-1, required=True, type=options.INPUT_PATH)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list, one object per input.")
 @click.option(
     "--merge", "merge_inputs", is_flag=True, help="Treat all inputs as one application run."

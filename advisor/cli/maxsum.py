@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from advisor.cli import options
 from advisor.errors import AdvisorError, UsageError, one_line
 from advisor.models import maxsum
 from advisor.models.maxsum import KernelBounds, MaxSumPrediction
@@ -67,7 +68,7 @@ def find_gpu(name: str) -> Any:
     "--kernel",
     "kernel_path",
     required=True,
-    type=click.Path(dir_okay=True),
+    type=options.INPUT_PATH,
     help="Kernel description JSON (per-thread op counts, accesses, launch shape).",
 )
 @click.option("--gpu", default=None, metavar="NAME", help="GPU from the device database.")
@@ -78,7 +79,7 @@ def find_gpu(name: str) -> Any:
     "--profile",
     "profile_path",
     default=None,
-    type=click.Path(dir_okay=True),
+    type=options.INPUT_PATH,
     help="Profile whose kernel durations are the measured times.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -129,29 +130,23 @@ def _measure_from_profile(
     import dataclasses
 
     import parsers
+    from advisor.models.maxsum.measured import measured_like
 
     profile = parsers.read(path)
     kernels = []
     notes = []
+    measured = measured_like(profile, description.profile_names)
     for kernel, wanted in zip(description.kernels, description.profile_names, strict=True):
-        launches = profile.launches
-        hit = launches[launches["name"].str.contains(wanted, case=False, regex=False, na=False)]
-        durations = hit["duration_ns"].dropna()
-        names = sorted(set(hit["name"]))
-        if durations.empty:
-            summary = profile.kernel_summary
-            hit = summary[summary["name"].str.contains(wanted, case=False, regex=False, na=False)]
-            durations = hit["avg_ns"].dropna()
-            names = sorted(set(hit["name"]))
-        if durations.empty:
+        found = measured[wanted]
+        if found is None:
             notes.append(f"no kernel named like {wanted!r} in {path}; not measured")
             kernels.append(kernel)
             continue
         notes.append(
-            f"{kernel.name}: measured = mean of {len(durations)} value(s) of {len(names)} "
+            f"{kernel.name}: measured = mean of {found.values} value(s) of {len(found.names)} "
             f"kernel name(s) matching {wanted!r} in {path}"
         )
-        kernels.append(dataclasses.replace(kernel, measured_s=float(durations.mean()) / 1e9))
+        kernels.append(dataclasses.replace(kernel, measured_s=found.mean_ns / 1e9))
     return tuple(kernels), notes
 
 

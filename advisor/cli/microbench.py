@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import click
 
+from advisor.cli import options
 from advisor.devices.characterization import dump_characterization
 from advisor.errors import AdvisorError, UsageError
 from advisor.microbench.build import DEFAULT_BUILD_DIR, build_microbenchmarks, built_files
@@ -133,9 +134,9 @@ def run_command(out: str, build_dir: str, reps: int, only: str, gpu: int) -> Non
 
 
 @microbench_group.command(name="fit")
-@click.argument("raw_file", type=click.Path(dir_okay=False))
+@click.argument("raw_file", type=options.INPUT_PATH)
 @click.option(
-    "-o", "--output", required=True, type=click.Path(dir_okay=False), help="Device JSON to write."
+    "-o", "--output", required=True, type=options.OUTPUT_PATH, help="Device JSON to write."
 )
 @click.option(
     "--device",

@@ -10,7 +10,7 @@ as outputs) through the factory's arguments, never by copying an option block.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 import click
@@ -32,11 +32,19 @@ def _stack(*decorators: Callable[[F], F]) -> Callable[[F], F]:
     return apply
 
 
+#: the type of an option or argument naming an input file: click checks nothing (its errors are
+#: usage errors, exit 2), the reader reports a missing, unreadable or wrong file on one line with
+#: exit code 3
+INPUT_PATH = click.Path(readable=False)
+#: the type of an output file name: :func:`advisor.output.write_atomic` checks it (exit 2)
+OUTPUT_PATH = click.Path(dir_okay=False, readable=False)
+
+
 def outputs(what: str, json_what: str, folders: bool = False) -> Callable[[F], F]:
     """``-o/--output`` (HTML of ``what``), ``--markdown`` and ``--json`` (``json_what``).
 
     With ``folders``, each may also name a folder (``report --per-file``)."""
-    kind = click.Path() if folders else click.Path(dir_okay=False)
+    kind = click.Path(readable=False) if folders else OUTPUT_PATH
     also = " (with --per-file: a folder)" if folders else ""
     return _stack(
         click.option(
@@ -86,6 +94,13 @@ def quiet(help_text: str) -> Callable[[F], F]:
 def print_json(help_text: str = "Print JSON instead of text.") -> Callable[[F], F]:
     """``--json`` as a flag: print the result as JSON on stdout."""
     return click.option("--json", "as_json", is_flag=True, help=help_text)
+
+
+def run_inputs(files: Iterable[str], *side: str | None) -> list[str]:
+    """Every file a run reads, which no output may replace: ``files`` and the side files given
+    (``--app``, ``--kernels``, ``--device FILE``; a ``--device NAME`` that names no file is no
+    input)."""
+    return [*files, *(path for path in side if path is not None and os.path.lexists(path))]
 
 
 def say(quiet_flag: bool, line: str) -> None:

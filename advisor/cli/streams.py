@@ -13,6 +13,7 @@ import json
 import click
 
 import parsers
+from advisor.cli import options
 from advisor.models import streams
 from advisor.models.streams.analysis import (
     SequenceStreams,
@@ -28,7 +29,7 @@ NAME_CHARS = 60
 
 
 @click.command(name="streams")
-@click.argument("trace", type=click.Path(dir_okay=False))
+@click.argument("trace", type=options.INPUT_PATH)
 @click.option("--cc", default=None, metavar="X.Y", help="Compute capability (picks the model).")
 @click.option(
     "--tsc",

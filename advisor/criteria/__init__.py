@@ -31,10 +31,12 @@ from advisor.criteria.engine.analysis import (
     ApplicationAnalysis,
     CriterionResult,
     KernelAnalysis,
+    OtherKernels,
     Throughputs,
     to_json,
 )
 from advisor.criteria.engine.common import Context, Scored, score
+from advisor.criteria.engine.folding import KERNELS_MAX, Folded, fold
 from advisor.criteria.engine.gathering import gather
 from advisor.criteria.engine.hints import hint_for, rank
 from advisor.criteria.engine.inputs import DeviceView, KernelData, device_view, profilers
@@ -55,6 +57,7 @@ from advisor.criteria.engine.speedups import (
     weighted_by_f,
 )
 from advisor.profile import Profile
+from advisor.values import is_drop_note
 
 
 def _discover() -> tuple[CriterionSpec, ...]:
@@ -117,21 +120,39 @@ def evaluate(
         tools=profilers(profile),
         speedup_form=speedup_form,
     )
-    kernels = gather(profile)
+    scored, folded = fold(profile)
+    kernels = gather(scored)
     specs = SPECS  # read at call time, so a criterion registered later is evaluated too
     app_results = {s.name: s.evaluate(profile) for s in specs if s.scope == APPLICATION}
     total_ns = sum(k.duration_ns for k in kernels if k.duration_ns is not None)
-    rules = _rules_by_kernel(profile)
+    total_ns += folded.duration_ns if folded is not None else 0.0
+    rules = _rules_by_kernel(scored)
     analyses = [_kernel(k, ctx, specs, app_results, total_ns, rules) for k in kernels]
     analyses.sort(key=lambda a: (-(a.duration_ns or 0.0), a.name))
     return Analysis(
         inputs=tuple(_input(p) for p in profile.provenance),
         device=_device_json(view, ctx.extra, device_note),
         speedup_form=speedup_form,
-        application=_application(analyses, app_results, total_ns, speedup_form),
+        application=_application(analyses, app_results, total_ns, speedup_form, folded),
         kernels=tuple(analyses),
-        notes=_notes(view),
+        notes=(*_notes(view), *_dropped_rows(profile), *_folded_note(folded, total_ns)),
     )
+
+
+def _dropped_rows(profile: Profile) -> list[str]:
+    """The readers' notes on rows dropped for an infinite or negative time or size."""
+    return [n for p in profile.provenance for n in p.notes if is_drop_note(n)]
+
+
+def _folded_note(folded: Folded | None, total_ns: float) -> list[str]:
+    if folded is None:
+        return []
+    share = f" ({100 * folded.duration_ns / total_ns:.2g}% of the GPU time)" if total_ns else ""
+    return [
+        f"{folded.kernels:,} kernels with the least GPU time{share} are folded into "
+        f"application.other_kernels: the {KERNELS_MAX:,} kernels with the most GPU time are "
+        "scored one by one"
+    ]
 
 
 def _kernel(
@@ -202,8 +223,13 @@ def _application(
     app_results: Mapping[str, CriterionResult],
     total_ns: float,
     form: str,
+    folded: Folded | None = None,
 ) -> ApplicationAnalysis:
+    """The application's figures; ``folded`` kernels count in its totals and, as kernels
+    without an estimate (1x), in its potential speedup."""
     parts = [(k.duration_ns, _estimate(k, form)) for k in kernels if k.duration_ns is not None]
+    if folded is not None and folded.duration_ns > 0:
+        parts.append((folded.duration_ns, None))
     kernels_sp = (
         amdahl_combine(parts) if any(sp is not None for _, sp in parts) else None
     )  # n/a, not 1x, when no kernel has an estimate
@@ -212,16 +238,28 @@ def _application(
         h for r in app_results.values() if (h := hint_for(r, None, form, None)) is not None
     ]
     app_hints += [h for k in kernels for h in k.hints]
+    other = (
+        OtherKernels(
+            kernels=folded.kernels,
+            launches=folded.launches,
+            duration_ns=folded.duration_ns,
+            share_of_gpu_time=folded.duration_ns / total_ns if total_ns else None,
+        )
+        if folded is not None
+        else None
+    )
     return ApplicationAnalysis(
         gpu_time_ns=total_ns if total_ns else None,
-        kernels=len(kernels),
-        launches=sum(k.launches for k in kernels),
+        kernels=len(kernels) + (folded.kernels if folded is not None else 0),
+        launches=sum(k.launches for k in kernels) + (folded.launches if folded is not None else 0),
         hostsync=app_results["HOSTSYNC"],
         potential_speedup=potential,
-        kernels_without_estimate=sum(1 for k in kernels if k.potential_speedup is None),
+        kernels_without_estimate=sum(1 for k in kernels if k.potential_speedup is None)
+        + (folded.kernels if folded is not None else 0),
         hints=rank(app_hints, by_application=True),
         kernels_potential_speedup=kernels_sp,
         potential_speedup_basis=basis,
+        other_kernels=other,
     )
 
 

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from advisor import jsonfile
+from advisor import jsonfile, sideinputs
 from advisor.devices.database import (
     LATENCY_LEVELS,
     SM_LIMIT_FIELDS,
@@ -232,6 +232,7 @@ def parse_characterization(data: Any, path: str) -> Characterization:
         raise MalformedInput(
             path, f"unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(_TOP_KEYS))}"
         )
+    jsonfile.validate(data, sideinputs.DEVICE, path)
     spec = _parse_device(data.get("device"), path)
     notes = list(_string_list(data.get("notes", []), "notes", path))
     latencies = _parse_latencies(data.get("latencies_cycles", {}), spec, path, notes)

@@ -3,13 +3,12 @@ JSON lines as they are (a ``device`` record, then one object per sample)."""
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from advisor import jsonfile
+from advisor import jsonfile, sideinputs
 from advisor.devices.database import DeviceSpec, all_devices, compute_capability_facts, find_device
 from advisor.errors import MalformedInput, UsageError
 
@@ -43,10 +42,11 @@ class RawRun:
 def read_raw(path: str) -> RawRun:
     """A raw document or JSON-lines file; a bad file raises a one-line InputError (exit 3)."""
     text = jsonfile.read_text(path, "raw samples")
+    jsonfile.check_shape(text, path)  # the limits hold for both layouts
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
-        data = None
+        data = jsonfile.decode(text, path)
+    except MalformedInput:
+        data = None  # JSON lines, or a damaged file: the line reader says which line
     if isinstance(data, dict) and "schema" in data:
         return _from_document(data, path)
     return _from_lines(text, path)
@@ -60,6 +60,7 @@ def _from_document(data: dict[str, Any], path: str) -> RawRun:
             path,
             f"raw samples version {data.get('version')!r} is not supported (use {RAW_VERSION})",
         )
+    jsonfile.validate(data, sideinputs.RAW, path)
     device = data.get("device")
     samples = data.get("samples")
     if not isinstance(device, dict) or not isinstance(samples, list):
@@ -84,10 +85,11 @@ def parse_json_lines(text: str, path: str) -> tuple[dict[str, Any], list[Mapping
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
+            record = jsonfile.decode(line, path)
+        except MalformedInput as exc:
+            detail = exc.detail.removeprefix("not valid JSON: ")
             raise MalformedInput(
-                path, f"neither a raw samples document nor JSON lines ({exc.msg})", line=number
+                path, f"neither a raw samples document nor JSON lines ({detail})", line=number
             ) from None
         if not isinstance(record, dict):
             raise MalformedInput(path, "expected one JSON object per line", line=number)

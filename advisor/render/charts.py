@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
@@ -45,11 +47,16 @@ _FORBIDDEN = re.compile(
 )
 
 
-def _rc() -> Any:
-    """matplotlib's ``rc_context`` with the report's settings (matplotlib loads on first use)."""
+@contextmanager
+def _rc() -> Iterator[None]:
+    """matplotlib's ``rc_context`` with the report's settings (matplotlib loads on first use),
+    and its warnings silenced: every chart is drawn inside, and no Python warning of a library
+    (a non-finite axis limit, a missing glyph) may reach the user's stderr."""
     import matplotlib
 
-    return matplotlib.rc_context(_RC)
+    with warnings.catch_warnings(), matplotlib.rc_context(_RC):
+        warnings.simplefilter("ignore")
+        yield
 
 
 def svg_markup(fig: Figure) -> Markup:

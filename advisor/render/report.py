@@ -12,7 +12,6 @@ are re-exported here for the callers that import them from this module).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 import jinja2
@@ -21,7 +20,7 @@ from markupsafe import Markup
 from advisor.criteria import SPECS
 from advisor.criteria.engine.hints import MIN_SHARE_OF_GPU_TIME
 from advisor.render import charts
-from advisor.render.display import shorten
+from advisor.render.display import shorten, visible_text
 from advisor.render.markdown import MARKDOWN_MAX_CHARS as MARKDOWN_MAX_CHARS
 from advisor.render.markdown import markdown as markdown
 from advisor.render.markdown import md_escape as md_escape
@@ -52,9 +51,6 @@ VERDICTS = {
     "above_sum": "above SUM",
 }
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
 def html(report: Report) -> str:
     """The report as one HTML document (deterministic: same report, same bytes).
 
@@ -81,6 +77,7 @@ def html(report: Report) -> str:
         ),
         bsp_formula=BSP_FORMULA,
         maxsum_formula=MAXSUM_FORMULA,
+        maxsum_rows=MAXSUM_ROWS,
         verdicts=VERDICTS,
         timeline_chart=charts.timeline_chart(report.timeline) if report.timeline else None,
         streams_detail=streams_detail,
@@ -89,6 +86,11 @@ def html(report: Report) -> str:
         streams_charts={s.index: charts.streams_chart(s) for s in streams_detail},
     )
 
+
+#: described kernels (``report --kernels``) listed in the MAX/SUM table, and notes on them
+#: shown; the rest are counted (a description of tens of thousands of kernels stays a report
+#: of a few hundred kB)
+MAXSUM_ROWS = 200
 
 #: streams sequences drawn with their predicted-time curve (the largest predicted savings)
 STREAMS_DETAIL = 5
@@ -169,10 +171,12 @@ def fmt_x(value: float | None) -> str:
 
 
 def visible_controls(text: str) -> str:
-    """Control characters (C0 but tab and line breaks, DEL, C1) and bidirectional overrides
-    (U+202A-U+202E, U+2066-U+2069, which could make a name read backwards) written as Python
-    escapes (``\\x1b``, ``\\u202e``): a name from a profile shows what it holds."""
-    return _CONTROL.sub(lambda m: ascii(m.group(0))[1:-1], text)
+    """Every character that shows nothing or changes how the text around it reads (controls,
+    zero-width characters, direction marks, overrides and isolates, the byte-order mark, lone
+    surrogates) written as its Python escape (``\\x1b``, ``\\u200b``, ``\\u202e``):
+    :func:`advisor.render.display.visible_text`, as in the Markdown; a name from a profile
+    shows what it holds."""
+    return visible_text(text)
 
 
 def _finalize(value: object) -> object:

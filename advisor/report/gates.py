@@ -1,10 +1,15 @@
 """CI gates: ``report --fail-if EXPR`` conditions on the analysis, checked without ``eval``.
 
-Grammar (one condition per option)::
+Grammar (one condition per option, spaces allowed around OP)::
 
     EXPR   := NAME OP NUMBER
     NAME   := potential_speedup | gpu_time_ms | hints | HOSTSYNC | <criterion name>
     OP     := > | >= | < | <= | == | !=
+    NUMBER := [+-] (DIGITS [. DIGITS?] | . DIGITS) [(e|E) [+-] DIGITS], a finite value
+
+An expression is at most :data:`MAX_EXPRESSION_CHARS` characters and is read by a small
+tokenizer in one pass (no backtracking regular expression), so its cost is linear in its length;
+a longer one, a NaN or infinite threshold, or anything off the grammar is a usage error.
 
 ``potential_speedup``, ``gpu_time_ms``, ``hints`` and ``HOSTSYNC`` are application values; a
 per-kernel criterion (``SHMEM_EFFICIENCY<0.5``) fails when ANY kernel's computed value meets the
@@ -20,6 +25,7 @@ condition gives one line; the command then exits with code 4 (:data:`advisor.err
 
 from __future__ import annotations
 
+import math
 import operator
 import re
 from collections.abc import Callable, Mapping
@@ -39,10 +45,14 @@ _OPS: dict[str, Callable[[float, float], bool]] = {
     "<": operator.lt,
 }
 APPLICATION_NAMES = ("potential_speedup", "gpu_time_ms", "hints")
-_EXPR = re.compile(
-    r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(>=|<=|==|!=|>|<)\s*"
-    r"([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*$"
-)
+#: longest --fail-if expression: a condition is a name, an operator and a number
+MAX_EXPRESSION_CHARS = 4096
+# each token pattern has one way to match a given text (no nested or adjacent repeats of the
+# same characters), and each is tried once, at one position
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_OP = re.compile(r">=|<=|==|!=|>|<")
+_NUMBER = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+_NOT_FINITE = {"nan", "inf", "infinity"}
 
 
 @dataclass(frozen=True)
@@ -58,17 +68,42 @@ class Condition:
 
 def parse(text: str) -> Condition:
     """One ``--fail-if`` expression; a bad one is a usage error (exit 2)."""
-    match = _EXPR.match(text)
-    if match is None:
+    if len(text) > MAX_EXPRESSION_CHARS:
+        raise UsageError(
+            f"--fail-if: expression of {len(text):,} characters; "
+            f"at most {MAX_EXPRESSION_CHARS:,} (NAME OP NUMBER)"
+        )
+    name, op, number = _tokens(text)
+    if name not in APPLICATION_NAMES and name not in CRITERIA:
+        known = ", ".join((*APPLICATION_NAMES, *CRITERIA))
+        raise UsageError(f"--fail-if {text!r}: unknown name {name!r}; use one of {known}")
+    limit = float(number)
+    if not math.isfinite(limit):
+        raise UsageError(f"--fail-if {text!r}: the threshold {number} is not a finite number")
+    return Condition(name, op, limit, text.strip())
+
+
+def _tokens(text: str) -> tuple[str, str, str]:
+    """NAME, OP and NUMBER of an expression, each matched once at its position."""
+    body = text.strip()
+    name = _NAME.match(body)
+    op = _OP.match(body, name.end() + _spaces(body, name.end())) if name else None
+    start = op.end() + _spaces(body, op.end()) if op else 0
+    number = _NUMBER.match(body, start) if op else None
+    if name is None or op is None or number is None or number.end() != len(body):
+        rest = body[start:].strip().lower().lstrip("+-")
+        if op is not None and rest in _NOT_FINITE:
+            raise UsageError(f"--fail-if {text!r}: the threshold must be a finite number")
         raise UsageError(
             f"--fail-if {text!r}: expected NAME OP NUMBER, e.g. potential_speedup>2 or "
             "SHMEM_EFFICIENCY<0.5"
         )
-    name, op, number = match.groups()
-    if name not in APPLICATION_NAMES and name not in CRITERIA:
-        known = ", ".join((*APPLICATION_NAMES, *CRITERIA))
-        raise UsageError(f"--fail-if {text!r}: unknown name {name!r}; use one of {known}")
-    return Condition(name, op, float(number), text.strip())
+    return name.group(0), op.group(0), number.group(0)
+
+
+def _spaces(text: str, start: int) -> int:
+    """How many whitespace characters follow ``start``."""
+    return len(text[start:]) - len(text[start:].lstrip())
 
 
 _NA = "not computable: "

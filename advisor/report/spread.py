@@ -116,17 +116,21 @@ def _from_trace(launches: pd.DataFrame) -> Mapping[str, Spread]:
     stats = timed.groupby("name", observed=True)["duration_ns"].agg(
         ["count", "mean", "median", "min", "max", "std"]
     )
-    return {
+    columns = [stats[c].to_numpy(dtype=float).tolist() for c in ("mean", "median", "min", "max")]
+    counts, stds = stats["count"].to_numpy().tolist(), stats["std"].to_numpy(dtype=float).tolist()
+    return {  # column by column: a trace can name a hundred thousand kernels
         str(name): Spread(
-            launches=int(row["count"]),
-            avg_ns=_finite(row["mean"]),
-            median_ns=_finite(row["median"]),
-            min_ns=_finite(row["min"]),
-            max_ns=_finite(row["max"]),
-            stddev_ns=_finite(row["std"]),
+            launches=int(count),
+            avg_ns=_finite(mean),
+            median_ns=_finite(median),
+            min_ns=_finite(low),
+            max_ns=_finite(high),
+            stddev_ns=_finite(std),
             source="trace",
         )
-        for name, row in stats.iterrows()
+        for name, count, mean, median, low, high, std in zip(
+            stats.index, counts, *columns, stds, strict=True
+        )
     }
 
 

@@ -31,15 +31,17 @@ from __future__ import annotations
 import importlib
 import math
 import os
+import sys
 import tempfile
-from collections.abc import Iterator
+import warnings
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from advisor.errors import InputError, MalformedInput, MissingDependency, UnreadableInput, one_line
-from advisor.profile import Profile, Provenance
+from advisor.profile import Profile, Provenance, printable
 from parsers.ncu.rep_file import MAGIC, ReportLayout, scan
 from parsers.ncu.rep_frames import RawAction, RawMetric, RawRule, build_frames
 from parsers.registry import BinaryFormat, Selection, register
@@ -95,7 +97,8 @@ def read_ncu_rep(path: str, selected: Selection) -> Profile:
             f"CSV: {CSV_EXPORT}",
         ) from exc  # fmt: skip
     try:
-        actions = _actions(module, context)
+        with _captured_stderr(logged):
+            actions = _actions(module, context)
     except Exception as exc:  # the module's own errors on a file it cannot read
         raise UnreadableReport(
             path, f"ncu-report {_module_version(module)} failed reading the report "
@@ -108,14 +111,21 @@ def read_ncu_rep(path: str, selected: Selection) -> Profile:
             f"{layout.results} results in this report (damaged, or newer than the module{said}; "
             f"{_written_by(layout)}, report format version {layout.format_version}){_advice()}",
         )  # fmt: skip
-    return _profile(path, layout, actions, _module_version(module))
+    return _profile(path, layout, actions, _module_version(module), logged)
 
 
 def _profile(
-    path: str, layout: ReportLayout, actions: list[RawAction], module_version: str | None
+    path: str,
+    layout: ReportLayout,
+    actions: list[RawAction],
+    module_version: str | None,
+    logged: Sequence[str] = (),
 ) -> Profile:
     frames = build_frames(actions)
     notes = list(frames.notes)
+    if logged:  # the module's own log lines, kept off the terminal: the first one as a note
+        more = f" (and {len(logged) - 1} more lines)" if len(logged) > 1 else ""
+        notes.append(f"ncu-report {module_version} logged: {one_line(logged[0])}{more}")
     if layout.ncu_version is None:
         notes.append("the report does not record the Nsight Compute version that wrote it")
     if len(actions) < layout.results:
@@ -165,18 +175,22 @@ def _advice() -> str:
 @contextmanager
 def _captured_stderr(lines: list[str]) -> Iterator[None]:
     """Collect what native code writes to file descriptor 2 (the module logs parse failures
-    there) instead of letting it reach the terminal."""
-    with tempfile.TemporaryFile() as sink:
+    there), and the Python warnings it raises, instead of letting them reach the terminal."""
+    with tempfile.TemporaryFile() as sink, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sys.stderr.flush()  # what Python printed before goes to the terminal, not the sink
         saved = os.dup(2)
         try:
             os.dup2(sink.fileno(), 2)
             yield
         finally:
+            sys.stderr.flush()  # and what the module printed through Python goes to the sink
             os.dup2(saved, 2)
             os.close(saved)
             sink.seek(0)
             text = sink.read().decode("utf-8", errors="replace")
             lines.extend(ln.strip() for ln in text.splitlines() if ln.strip())
+            lines.extend(one_line(str(w.message)) for w in caught)
 
 
 def _actions(module: ModuleType, context: Any) -> list[RawAction]:
@@ -218,13 +232,15 @@ def _action(module: ModuleType, action: Any, kinds: tuple[set[int], int]) -> Raw
             continue
         kind, unit = m.kind(), m.unit() or ""
         if kind == string:
-            metrics.append(RawMetric(metric_name, unit, text=m.as_string()))
+            text = _text(m.as_string())
+            metrics.append(RawMetric(printable(metric_name), printable(unit), text=text))
         elif kind in numeric:
-            metrics.append(RawMetric(metric_name, unit, value=float(m.as_double())))
+            value = float(m.as_double())
+            metrics.append(RawMetric(printable(metric_name), printable(unit), value=value))
     if not name and not metrics:
         return None
     return RawAction(
-        name=str(name or ""), metrics=tuple(metrics), sections=_sections(action),
+        name=_text(name), metrics=tuple(metrics), sections=_sections(action),
         rules=tuple(_rules(module, action)),
     )  # fmt: skip
 
@@ -236,9 +252,9 @@ def _sections(action: Any) -> dict[str, str]:
         return {}
     out: dict[str, str] = {}
     for section in action.sections():
-        title = section.name()
+        title = _text(section.name())
         for m in (*(section.header_metrics() or ()), *(section.body_metrics() or ())):
-            out.setdefault(m.name(), title)
+            out.setdefault(_text(m.name()), title)
     return out
 
 
@@ -254,11 +270,17 @@ def _rules(module: ModuleType, action: Any) -> Iterator[RawRule]:
             value = float(estimate["speedup"])
             speedup = value if math.isfinite(value) else None
         yield RawRule(
-            section=str(result.section_identifier()), rule=str(result.rule_identifier()),
+            section=_text(result.section_identifier()), rule=_text(result.rule_identifier()),
             rule_type=RULE_TYPES.get(int(message.get("type", 0))),
-            title=str(message.get("title") or ""), message=str(message.get("message") or ""),
+            title=_text(message.get("title")), message=_text(message.get("message")),
             speedup_type=speedup_type, speedup_pct=speedup,
         )  # fmt: skip
+
+
+def _text(value: Any) -> str:
+    """A string the module returned, as the profile keeps text (:func:`advisor.values.printable`:
+    a damaged report's lone surrogates written as ``\\udcff`` escapes); None is empty."""
+    return printable(str(value or ""))
 
 
 register(

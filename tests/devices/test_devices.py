@@ -288,20 +288,23 @@ def test_partial_device_block_is_completed_from_the_database(tmp_path: Path) -> 
         (minimal(schema="something-else"), "not a device characterization"),
         (minimal(version=2), "version 2 is not supported"),
         (minimal(extra=1), "unknown key(s) extra"),
-        (minimal(measured="yes"), '"measured" must be true or false'),
+        (minimal(measured="yes"), "measured: expected true or false"),
         (minimal(device={"name": "Radeon VII"}), "is not in the database, so the file must give"),
         (
             minimal(device={"name": "RTX 4090", "sm_count": 0}),
-            "device.sm_count must be a positive integer",
+            "device.sm_count: expected a number > 0",
         ),
         (minimal(latencies_cycles={"l3": 5}), "unknown latency level(s) l3"),
-        (minimal(latencies_cycles={"l1": -5}), "latencies_cycles.l1 must be a positive number"),
+        (minimal(latencies_cycles={"l1": -5}), "latencies_cycles.l1: expected a number > 0"),
         (minimal(functions={"F_X": {"x": [0], "y": [1]}}), "unknown function 'F_X'"),
         (
             minimal(functions={"F_SHMEM": {"x": [1, 0], "y": [1, 1]}}),
             "x must be strictly increasing",
         ),
-        (minimal(functions={"F_SHMEM": {"x": [0, 1], "y": [1, 0]}}), "must be a positive number"),
+        (
+            minimal(functions={"F_SHMEM": {"x": [0, 1], "y": [1, 0]}}),
+            "functions.F_SHMEM.y[1]: expected a number > 0",
+        ),
     ],
 )
 def test_bad_characterization_files(tmp_path: Path, payload: Any, needle: str) -> None:
@@ -467,7 +470,8 @@ def test_resolve_device_on_real_profiles(real_profiles: Path) -> None:
 REAL_PROFILE_GPUS = {
     "GTX-680", "GTX-970", "GTX-980", "GeForce GT 520M", "GeForce GT 710", "GeForce GTX 1080",
     "GeForce GTX 1080 Ti", "GeForce GTX 1660 SUPER", "GeForce GTX 950", "NVIDIA A10",
-    "NVIDIA A100-SXM4-40GB", "NVIDIA B200", "NVIDIA GH200 480GB", "NVIDIA GeForce GTX 1660 SUPER",
+    "NVIDIA A100-SXM4-40GB", "NVIDIA A100-SXM4-80GB",
+    "NVIDIA A100-PG509-200", "NVIDIA B200", "NVIDIA GH200 480GB", "NVIDIA GeForce GTX 1660 SUPER",
     "NVIDIA GeForce RTX 3060 Laptop GPU", "NVIDIA GeForce RTX 3070", "NVIDIA GeForce RTX 3090",
     "NVIDIA GeForce RTX 4090", "NVIDIA GeForce RTX 5060 Ti", "Quadro", "TITAN V", "TITAN Xp",
     "Tesla K40c", "Tesla T4", "Tesla V100-SXM2-32GB", "Tesla-K20", "Tesla-K40", "Tesla-P100",

@@ -223,7 +223,10 @@ def test_reader_single_kernel_at_top_level_and_blocks(tmp_path: Path) -> None:
         (gt200(ops={"fp64_div": 1}), "no cycle count for fp64_div"),
         (gt200(bogus=1), "unknown key(s) bogus"),
         (gt200(**{"global": [{"count": 1}]}), "give a pattern"),
-        (gt200(**{"global": [{"count": -1, "coalesced": False}]}), "'count'"),
+        (
+            gt200(**{"global": [{"count": -1, "coalesced": False}]}),
+            "global[0].count: expected a number >= 0",
+        ),
         (gt200(**{"shared": [{"count": 1, "index": "tid/2"}]}), "//"),
         (gt200(**{"global": [{"count": 1, "stride": 1, "word_bytes": 3}]}), "word size"),
         ({"gpu": {"cores_per_sm": 8}, "kernels": [{}]}, "gpu.clock_hz"),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 #: identifier and version of the JSON layout written by ``report --json``
@@ -103,6 +103,17 @@ class KernelAnalysis:
 
 
 @dataclass(frozen=True)
+class OtherKernels:
+    """The kernels folded out of the per-kernel analysis (:mod:`advisor.criteria.engine.folding`):
+    how many, their launches and GPU time."""
+
+    kernels: int
+    launches: int
+    duration_ns: float
+    share_of_gpu_time: float | None
+
+
+@dataclass(frozen=True)
 class ApplicationAnalysis:
     gpu_time_ns: float | None
     kernels: int
@@ -113,6 +124,7 @@ class ApplicationAnalysis:
     hints: tuple[Hint, ...]
     kernels_potential_speedup: float | None = None  # Amdahl over the kernels alone
     potential_speedup_basis: str = ""
+    other_kernels: OtherKernels | None = None  # the kernels not scored one by one, if any
 
 
 @dataclass(frozen=True)
@@ -141,7 +153,7 @@ def to_json(analysis: Analysis) -> dict[str, Any]:
 
 
 def _application(app: ApplicationAnalysis, form: str) -> dict[str, Any]:
-    return {
+    out = {
         "gpu_time_ns": app.gpu_time_ns,
         "kernels": app.kernels,
         "launches": app.launches,
@@ -152,6 +164,9 @@ def _application(app: ApplicationAnalysis, form: str) -> dict[str, Any]:
         "kernels_without_estimate": app.kernels_without_estimate,
         "hints": [_hint(h) for h in app.hints],
     }
+    if app.other_kernels is not None:  # only when kernels were folded
+        out["other_kernels"] = asdict(app.other_kernels)
+    return out
 
 
 def _kernel(k: KernelAnalysis, form: str) -> dict[str, Any]:

@@ -222,10 +222,16 @@ def build_pattern(
     )
 
 
+#: longest thread number read as a number (a longer one is outside every warp)
+_MAX_THREAD_DIGITS = 18
+
+
 def parse_active(text: str, threads: int = WARP_SIZE) -> frozenset[int]:
     """Active threads from ``"0-15"``, ``"0,2,4-7"`` or a hexadecimal mask ``"0x0000ffff"``.
 
-    A mask's bit i is thread i.  Thread numbers must lie in ``0..threads-1``.
+    A mask's bit i is thread i.  Thread numbers must lie in ``0..threads-1``; every range and
+    mask is checked against that bound before any thread set is built, so the work is bounded
+    by ``threads`` and the text's length whatever numbers the text holds.
     """
     spec = text.strip().lower()
     if spec.startswith("0x"):
@@ -233,21 +239,30 @@ def parse_active(text: str, threads: int = WARP_SIZE) -> frozenset[int]:
             mask = int(spec, 16)
         except ValueError:
             raise UsageError(f"--active {text!r}: not a hexadecimal mask") from None
-        chosen = {bit for bit in range(mask.bit_length()) if mask >> bit & 1}
-    else:
-        chosen = set()
-        for part in filter(None, (p.strip() for p in spec.split(","))):
-            low, _, high = part.partition("-")
-            try:
-                first, last = int(low), int(high) if high else int(low)
-            except ValueError:
-                raise UsageError(
-                    f"--active {text!r}: use thread ranges like 0-15,20 or a mask like 0xffff"
-                ) from None
-            if first > last:
-                raise UsageError(f"--active {text!r}: range {part} runs backwards")
-            chosen.update(range(first, last + 1))
-    outside = sorted(t for t in chosen if not 0 <= t < threads)
-    if outside:
-        raise UsageError(f"--active {text!r}: thread {outside[0]} outside 0..{threads - 1}")
+        if mask.bit_length() > threads:
+            raise UsageError(
+                f"--active {text!r}: thread {mask.bit_length() - 1} outside 0..{threads - 1}"
+            )
+        return frozenset(bit for bit in range(mask.bit_length()) if mask >> bit & 1)
+    chosen: set[int] = set()
+    for part in filter(None, (p.strip() for p in spec.split(","))):
+        low, _, high = part.partition("-")
+        if max(len(low), len(high)) > _MAX_THREAD_DIGITS and (low + high).isdigit():
+            raise _outside(text, threads)  # far past any thread: never int() a huge literal
+        try:
+            first, last = int(low), int(high) if high else int(low)
+        except ValueError:
+            raise UsageError(
+                f"--active {text!r}: use thread ranges like 0-15,20 or a mask like 0xffff"
+            ) from None
+        if first > last:
+            raise UsageError(f"--active {text!r}: range {part} runs backwards")
+        if first < 0 or last >= threads:
+            raise _outside(text, threads, first if first < 0 else last)
+        chosen.update(range(first, last + 1))
     return frozenset(chosen)
+
+
+def _outside(text: str, threads: int, thread: int | None = None) -> UsageError:
+    which = "a thread" if thread is None else f"thread {thread}"
+    return UsageError(f"--active {text!r}: {which} outside 0..{threads - 1}")

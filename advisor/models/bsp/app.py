@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from advisor import jsonfile
+from advisor import jsonfile, sideinputs
 from advisor.errors import MalformedInput
 from advisor.models.bsp import DEFAULT_LATENCIES, Latencies, ThreadCounts
 
@@ -244,6 +244,7 @@ def app_from_mapping(data: Any, path: str) -> AppDescription:
     """Build an :class:`AppDescription` from decoded JSON; ``path`` names it in errors."""
     if not isinstance(data, dict):
         raise MalformedInput(path, "expected a JSON object of per-thread counts")
+    jsonfile.validate(data, sideinputs.APP, path)
     known = {*REQUIRED_FIELDS, *OPTIONAL_FIELDS, *TEXT_FIELDS, "version", "latency_cycles"}
     unknown = sorted(set(data) - known)
     if unknown:

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from advisor import jsonfile
+from advisor import jsonfile, sideinputs
 from advisor.errors import MalformedInput
 from advisor.models import maxsum
 from advisor.models.maxsum import CostTerm, GpuParams, KernelModel, OpCycleTable, ThreadCost
@@ -88,6 +88,7 @@ def from_dict(
     """Validate an already-parsed description (``where`` names it in error messages)."""
     if not isinstance(raw, dict):
         raise MalformedInput(where, "expected a JSON object with 'gpu' and 'kernels'")
+    jsonfile.validate(raw, sideinputs.kernels_schema(raw), where)
     if "kernels" in raw:
         extra = sorted(set(raw) - {"gpu", "kernels", "version"} - _NOTE_KEYS)
         if extra:

@@ -1,0 +1,105 @@
+"""Bounding the analysis of a profile with very many distinct kernels.
+
+A JIT-compiled or autotuned run can name tens of thousands of kernels, one or a few launches
+each.  Scoring every one of them would make the analysis grow with the number of names (each
+kernel's nine criteria, their evidence and collection commands: about 12 kB of JSON a kernel).
+So the :data:`KERNELS_MAX` kernels with the most GPU time are scored one by one, and the others
+are *folded*: counted, with their launches and GPU time, in the application's
+``other_kernels`` entry, and named in a note.  They still count in the application's GPU time,
+kernel and launch totals, and in its potential speedup as kernels without an estimate (1x).
+HOSTSYNC and the timeline always see every launch.
+
+:func:`fold` works on columns: one pass over the launches (by the names' categorical codes) and
+one over the kernel summaries, whatever the number of names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from advisor.profile import Profile
+
+#: kernels scored one by one, the most GPU time first (the HTML lists 220, the Markdown fewer);
+#: the JSON of 500 kernels is about 6 MB
+KERNELS_MAX = 500
+
+
+@dataclass(frozen=True)
+class Folded:
+    """The kernels left out of the per-kernel analysis."""
+
+    kernels: int
+    launches: int
+    duration_ns: float  # their GPU time (0 when none of them has a time)
+
+
+def fold(profile: Profile, limit: int = KERNELS_MAX) -> tuple[Profile, Folded | None]:
+    """``profile`` restricted to its ``limit`` kernels with the most GPU time (ties by name),
+    and what was left out; ``profile`` itself and None when it has no more kernels."""
+    names = profile.kernel_names()
+    if len(names) <= limit:
+        return profile, None
+    launches, time_ns = _per_name(profile, names)
+    order = np.lexsort((np.arange(len(names)), -time_ns))  # names are sorted: ties by name
+    kept_at = np.sort(order[:limit])
+    kept = [names[i] for i in kept_at.tolist()]
+    folded_at = order[limit:]
+    folded = Folded(
+        kernels=len(folded_at),
+        launches=int(launches[folded_at].sum()),
+        duration_ns=float(time_ns[folded_at].sum()),
+    )
+    return _restricted(profile, kept), folded
+
+
+def _per_name(profile: Profile, names: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(launches, GPU time in ns) of each of ``names``: from the launches when the kernel has
+    any, else from the kernel summaries; a missing time counts 0."""
+    index = pd.Index(names)
+    launches = np.zeros(len(names), dtype=np.int64)
+    time_ns = np.zeros(len(names), dtype=np.float64)
+    rows = profile.launches
+    if len(rows):
+        where = index.get_indexer(rows["name"].cat.categories)
+        codes = rows["name"].cat.codes.to_numpy().astype(np.int64)
+        known = codes >= 0
+        at = where[codes[known]]
+        durations = rows["duration_ns"].to_numpy(dtype=np.float64, na_value=np.nan)[known]
+        np.add.at(launches, at, 1)
+        np.add.at(time_ns, at, np.nan_to_num(durations, nan=0.0))
+    summary = profile.kernel_summary
+    if len(summary):
+        named = summary[summary["name"].notna()]
+        at = index.get_indexer(named["name"].astype(object))
+        fresh = launches[at] == 0  # kernels with launch rows keep their launches' figures
+        calls = named["calls"].to_numpy(dtype=np.float64, na_value=0.0)
+        total = named["total_ns"].to_numpy(dtype=np.float64, na_value=0.0)
+        np.add.at(launches, at[fresh], calls[fresh].astype(np.int64))
+        np.add.at(time_ns, at[fresh], total[fresh])
+    return launches, time_ns
+
+
+def _restricted(profile: Profile, kept: list[str]) -> Profile:
+    """The profile with the rows of the ``kept`` kernels only (transfers, API calls and devices
+    as they are)."""
+    wanted = set(kept)
+
+    def rows(frame: pd.DataFrame, column: str) -> pd.DataFrame:
+        mask = frame[column].isin(wanted).to_numpy(dtype=bool) | frame[column].isna().to_numpy()
+        return frame[mask]
+
+    return Profile(
+        provenance=profile.provenance,
+        launches=rows(profile.launches, "name"),
+        kernel_summary=rows(profile.kernel_summary, "name"),
+        transfers=profile.transfers,
+        transfer_summary=profile.transfer_summary,
+        api_calls=profile.api_calls,
+        api_summary=profile.api_summary,
+        metrics=rows(profile.metrics, "kernel"),
+        rules=rows(profile.rules, "kernel"),
+        devices=profile.devices,
+    )

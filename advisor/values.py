@@ -1,0 +1,243 @@
+"""Values and text of a profile, checked once where a reader's rows become a
+:class:`advisor.profile.Profile` (its constructor calls :func:`checked_frames`), so no analysis,
+chart or writer ever sees them.
+
+* **Times and sizes.**  A row whose time or size is infinite (``1e309``, ``inf``) or negative
+  cannot be placed on a timeline or summed: it is dropped, with a note naming the file, the
+  table's row (1-based, in the reader's order) and the value (``trace.csv: kernel launch row 3
+  (k): duration inf: dropped``).  The first :data:`NOTED_ROWS` rows get a note each, the rest
+  one count.  The metrics and rule rows of a dropped launch go with it.  A trace row with a
+  start but no duration (an empty or ``nan`` cell) keeps its place as a launch without a time
+  (the schema's missing value: the launch counts, its time is unknown, nothing sums or draws
+  it), with a note naming the first such row.
+* **Text.**  A string that cannot be written as UTF-8 (lone surrogates: a damaged report's
+  string, a file name that is not UTF-8) gets each such character written as its escape
+  (``\\udcff``) by :func:`printable`: every writer (HTML, Markdown, JSON, the terminal) can
+  then write it.  Readers whose strings come from foreign code call it where they take them
+  (the Nsight Compute report module); the Profile applies it to every text column that holds
+  Python strings and to its provenance.
+
+Refusing the file (exit 3) is left to the caller when nothing usable remains: see
+:func:`advisor.profile.Profile`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+#: rows noted one by one; further dropped rows are counted in one note
+NOTED_ROWS = 5
+
+#: how every note on dropped rows ends (:func:`is_drop_note`)
+DROPPED = ": dropped"
+#: table -> (what one row is, the columns holding a time or a size that must be finite, >= 0)
+CHECKED: dict[str, tuple[str, tuple[str, ...]]] = {
+    "launches": ("kernel launch", ("start_ns", "duration_ns")),
+    "transfers": ("transfer", ("start_ns", "duration_ns", "bytes")),
+    "api_calls": ("API call", ("start_ns", "duration_ns")),
+    "kernel_summary": (
+        "kernel summary",
+        ("total_ns", "avg_ns", "min_ns", "max_ns", "median_ns", "stddev_ns"),
+    ),
+    "transfer_summary": (
+        "transfer summary",
+        (
+            "total_ns",
+            "avg_ns",
+            "min_ns",
+            "max_ns",
+            "total_bytes",
+            "avg_bytes",
+            "min_bytes",
+            "max_bytes",
+        ),
+    ),
+    "api_summary": ("API summary", ("total_ns", "avg_ns", "min_ns", "max_ns", "median_ns")),
+}
+#: tables of timed rows (a row with a start but no duration is noted)
+TRACES = ("launches", "transfers", "api_calls")
+#: the column that names a row in a note
+NAME_COLUMN = {
+    "launches": "name",
+    "transfers": "kind",
+    "api_calls": "name",
+    "kernel_summary": "name",
+    "transfer_summary": "kind",
+    "api_summary": "name",
+}
+
+
+def printable(text: str) -> str:
+    """``text`` with every character UTF-8 cannot encode (a lone surrogate) written as its
+    escape (``\\udcff``); any other text is returned as it is."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def printable_column(series: pd.Series) -> pd.Series:
+    """A text column (Python strings: object dtype, or a categorical of them) with
+    :func:`printable` applied once per distinct value; other columns as they are."""
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        words = series.cat.categories
+        if words.dtype != object:
+            return series
+        fixed = [printable(w) if isinstance(w, str) else w for w in words]
+        if fixed == list(words):
+            return series
+        codes = series.cat.codes.to_numpy()
+        values = np.array([*fixed, None], dtype=object)[codes]
+        return pd.Series(values, index=series.index, dtype=object)
+    if series.dtype != object or not len(series):
+        return series
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    fixed = [printable(u) if isinstance(u, str) else u for u in uniques]
+    if all(f is u for f, u in zip(fixed, uniques, strict=True)):
+        return series
+    values = np.array([*fixed, None], dtype=object)[codes]
+    return pd.Series(values, index=series.index, dtype=object)
+
+
+def printable_frame(frame: pd.DataFrame | None) -> pd.DataFrame | None:
+    """``frame`` with :func:`printable_column` on each column of Python strings."""
+    if frame is None:
+        return None
+    texts = [c for c in frame.columns if _holds_objects(frame[c])]
+    if not texts:
+        return frame
+    fixed = {c: printable_column(frame[c]) for c in texts}
+    if all(fixed[c] is frame[c] for c in texts):
+        return frame
+    frame = frame.copy()
+    for column, values in fixed.items():
+        frame[column] = values
+    return frame
+
+
+def _holds_objects(series: pd.Series) -> bool:
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        return bool(series.cat.categories.dtype == object)
+    return bool(series.dtype == object)
+
+
+def checked_frames(
+    frames: Mapping[str, pd.DataFrame], path: str
+) -> tuple[dict[str, pd.DataFrame], list[str]]:
+    """``frames`` (validated by the schema) without the rows whose times or sizes are invalid
+    (see the module docstring), and the notes saying which rows went."""
+    out = dict(frames)
+    notes: list[str] = []
+    dropped_launches: np.ndarray | None = None
+    for table, (what, columns) in CHECKED.items():
+        frame = out[table]
+        if not len(frame):
+            continue
+        bad, reasons = _invalid_rows(table, frame, columns)
+        if not bad.any():
+            continue
+        rows = np.flatnonzero(bad)
+        notes.extend(_row_notes(path, table, what, frame, rows, reasons))
+        if table == "launches":
+            dropped_launches = frame["launch_id"].to_numpy(dtype=object)[rows]
+        out[table] = frame[~bad].reset_index(drop=True)
+    for table in TRACES:
+        notes.extend(_untimed_note(path, table, out[table]))
+    if dropped_launches is not None:
+        gone = pd.array(dropped_launches, dtype="Int64")
+        for table in ("metrics", "rules"):
+            frame = out[table]
+            linked = frame["launch_id"].isin(gone).to_numpy(dtype=bool)
+            if linked.any():
+                out[table] = frame[~linked].reset_index(drop=True)
+    return out, notes
+
+
+def _invalid_rows(
+    table: str, frame: pd.DataFrame, columns: tuple[str, ...]
+) -> tuple[np.ndarray, list[tuple[str, np.ndarray]]]:
+    """(rows to drop, [(column, its values) for each checked column]) of ``frame``."""
+    bad = np.zeros(len(frame), dtype=bool)
+    reasons: list[tuple[str, np.ndarray]] = []
+    for column in columns:
+        values = frame[column].to_numpy(dtype=np.float64, na_value=np.nan)
+        with np.errstate(invalid="ignore"):
+            wrong = np.isinf(values) | (values < 0)
+        if wrong.any():
+            bad |= wrong
+            reasons.append((column, values))
+    return bad, reasons
+
+
+def _row_notes(
+    path: str,
+    table: str,
+    what: str,
+    frame: pd.DataFrame,
+    rows: np.ndarray,
+    reasons: list[tuple[str, np.ndarray]],
+) -> list[str]:
+    names = frame[NAME_COLUMN[table]]
+    notes = []
+    for row in rows[:NOTED_ROWS].tolist():
+        name = names.iloc[row]
+        named = f" ({printable(str(name))})" if isinstance(name, str) and name else ""
+        found = [
+            f"{_field(column)} {_value(column, values[row])}"
+            for column, values in reasons
+            if _wrong(values[row])
+        ]
+        notes.append(f"{path}: {what} row {row + 1}{named}: {', '.join(found)}{DROPPED}")
+    if len(rows) > NOTED_ROWS:
+        notes.append(
+            f"{path}: {len(rows) - NOTED_ROWS:,} more {what} rows with an infinite or negative "
+            f"time or size{DROPPED}"
+        )
+    return notes
+
+
+def _untimed_note(path: str, table: str, frame: pd.DataFrame) -> list[str]:
+    """The note on the rows of a trace ``table`` with a start but no duration, if any."""
+    if not len(frame):
+        return []
+    starts = frame["start_ns"].to_numpy(dtype=np.float64, na_value=np.nan)
+    durations = frame["duration_ns"].to_numpy(dtype=np.float64, na_value=np.nan)
+    rows = np.flatnonzero(np.isnan(durations) & ~np.isnan(starts))
+    if not len(rows):
+        return []
+    what, _ = CHECKED[table]
+    name = frame[NAME_COLUMN[table]].iloc[int(rows[0])]
+    named = f" ({printable(str(name))})" if isinstance(name, str) and name else ""
+    more = f" and {len(rows) - 1:,} more" if len(rows) > 1 else ""
+    return [
+        f"{path}: {what} row {int(rows[0]) + 1}{named}{more}: a start but no duration: "
+        "counted without a time"
+    ]
+
+
+def is_drop_note(note: str) -> bool:
+    """Whether ``note`` is one of :func:`checked_frames`' notes on dropped rows."""
+    return note.endswith(DROPPED)
+
+
+def _wrong(value: float) -> bool:
+    return math.isinf(value) or value < 0
+
+
+def _field(column: str) -> str:
+    """``duration_ns`` -> ``duration``, ``total_bytes`` -> ``total bytes``."""
+    return column.removesuffix("_ns").replace("_", " ")
+
+
+def _value(column: str, value: float) -> str:
+    if math.isnan(value):
+        return "missing"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    unit = " ns" if column.endswith("_ns") else " B" if "bytes" in column else ""
+    return f"{value:g}{unit}"
