@@ -198,7 +198,13 @@ def analyse_profile(
         speedup_form,
         device_note=note,
     )
-    return Run(profile, characterization, note, analysis, to_json(analysis))
+    data = to_json(analysis)
+    from advisor.report.host_view import host_json, host_view
+
+    host = host_view(profile)
+    if host is not None:  # a PyTorch profiler trace: its host side (idle split, syncs, operators)
+        data["host"] = host_json(host)
+    return Run(profile, characterization, note, analysis, data)
 
 
 def build(run: Run, model_inputs: ModelInputs | None = None, steps: Steps = DIRECT) -> Report:

@@ -51,6 +51,7 @@ TABLES: dict[str, dict[str, str]] = {
         "static_shared_bytes": FLOAT,
         "dynamic_shared_bytes": FLOAT,
         "correlation_id": INT,
+        "operator": CAT,  # the framework operator that launched it (PyTorch: aten::addmm)
     },
     # One row per (device, kernel) when the file aggregates launches (nvprof summary,
     # nsys cuda_gpu_kern_sum).
@@ -105,6 +106,8 @@ TABLES: dict[str, dict[str, str]] = {
         "thread_id": INT,
         "correlation_id": INT,
         "result": INT,
+        "operator": STR,  # the framework operator that made the call (PyTorch: aten::item)
+        "sync_kind": STR,  # a synchronizing call: Stream Sync, Event Sync, Context Sync, ...
     },
     "api_summary": {
         "name": STR,

@@ -39,6 +39,14 @@ def _valid(x: float | None) -> bool:
     return x is not None and math.isfinite(x) and x > 0
 
 
+def speedup(before: float | None, after: float | None) -> float | None:
+    """before / after: the measured speedup from a duration ``before`` to ``after`` (None when
+    either is missing or ``after`` is not positive)."""
+    if before is None or after is None or after <= 0:
+        return None
+    return before / after
+
+
 def error_factor(pred: float, measured: float) -> float:
     """``exp(|ln(pred / measured)|)``: by how many times the prediction is off, either way.
 

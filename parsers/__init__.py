@@ -23,7 +23,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from advisor.errors import MalformedInput, NoKernelData, UnrecognisedFormat
+from advisor.errors import (
+    MalformedInput,
+    NoKernelData,
+    OutOfMemory,
+    UnrecognisedFormat,
+    is_out_of_memory,
+)
 from advisor.profile import Profile
 from parsers import registry
 from parsers.registry import Selection
@@ -51,6 +57,7 @@ FORMAT_MODULES: tuple[str, ...] = (
     "parsers.derived.tables",
     "parsers.ncu.csv",
     "parsers.ncu.rep",
+    "parsers.kineto.trace",
     "parsers.nsys.csv",
     "parsers.sqlite.nsys",
     "parsers.nvprof.csv",
@@ -88,13 +95,18 @@ def read(path: str | Path, metrics: Selection = None) -> Profile:
     otherwise lose every metrics row it has.
 
     Raises an :class:`~advisor.errors.InputError` subclass with a one-line message for an
-    unreadable, unrecognised or malformed file, and :class:`NoKernelData` for a failed or empty
-    run (quoting the profiler's own error line when the file has one).
+    unreadable, unrecognised or malformed file or one too large for memory (``OutOfMemory``),
+    and :class:`NoKernelData` for a failed or empty run (quoting the profiler's own error line
+    when the file has one).
     """
     try:
         profile, src = _read(str(path), metrics)
     except csv.Error as exc:  # a quoting error the format's reader did not place on a line
         raise MalformedInput(str(path), f"not valid CSV: {exc}") from exc
+    except (MemoryError, SystemError) as exc:  # SystemError: a C reader's wrapped MemoryError
+        if not is_out_of_memory(exc):
+            raise
+        raise OutOfMemory(str(path)) from None  # ``from None`` lets the held memory go
     if metrics is not None:
         profile.metrics = _selected_metrics(profile.metrics, metrics)
     if src is not None and src.encoding_note:

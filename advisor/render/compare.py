@@ -45,12 +45,19 @@ CHECK_SUMMARY_COLUMNS = (
 BASELINE = "baseline"
 #: how kernels are matched, for the HTML and the Markdown
 MATCHING_NOTE = (
-    "Kernels are matched for each pair of consecutive versions, in four stages: forced "
+    "Kernels are matched for each pair of consecutive versions, in five stages: forced "
     "(--match OLD=NEW), exact (the same name), base name (the same name without return type, "
-    "template arguments and parameter list, mangled names demangled), then order+config (the "
-    "remaining kernels in launch order where the grid size in blocks and the block size in "
-    "threads of their first launches agree; needs the profiles, not saved analyses). A kernel "
-    "no stage matched has no speedup; pair it with --match OLD=NEW."
+    "template arguments and parameter list, mangled names demangled), operator (PyTorch "
+    "profiler traces: the only remaining kernel launched by the same PyTorch operators), then "
+    "order+config (the remaining kernels in launch order where the grid size in blocks and the "
+    "block size in threads of their first launches agree; needs the profiles, not saved "
+    "analyses). A kernel no stage matched has no speedup; pair it with --match OLD=NEW."
+)
+#: under the operator table of two or more PyTorch profiler traces
+OPERATORS_NOTE = (
+    "GPU time of the kernels each PyTorch operator launched (the outermost operator of the "
+    "launch call), operators matched by name across the versions; speedup = earlier time / "
+    "later time."
 )
 #: the columns of the matching summary, after "from → to"
 MATCH_SUMMARY_COLUMNS = (*MATCH_METHODS, "only in from", "only in to")
@@ -172,6 +179,7 @@ def html(comparison: Comparison) -> str:
             charts=[charts.grouped_criteria_chart(t.criteria, names) for t in shown],
             check_note=LEDGER_CHECK_NOTE,
             matching_note=MATCHING_NOTE,
+            operators_note=OPERATORS_NOTE,
             summary_columns=CHECK_SUMMARY_COLUMNS,
             kernel_columns=CHECK_KERNEL_COLUMNS,
             match_columns=MATCH_SUMMARY_COLUMNS,
@@ -207,26 +215,19 @@ def markdown(comparison: Comparison) -> str:
             f"| {md_escape(v.name)} | {fmt_ms(v.gpu_time_ns)} | {previous} | {first} | "
             f"{fmt_x(v.potential_speedup)} |"
         )
-    names = [md_escape(v.name) for v in comparison.versions]
-    lines += [
-        "",
-        "### Kernels (speedup vs previous version)",
-        "",
-        "| kernel | " + " | ".join(names) + " |",
-        "|---|" + "---:|" * len(names),
-    ]
-    for t in comparison.kernels[:COMPARE_KERNELS]:
-        cells = [
-            f"{fmt_ms(d)} ({fmt_x(s)})"
-            if s is not None
-            else f"{fmt_ms(d)} ({BASELINE})"
-            if i == 0 and d is not None
-            else fmt_ms(d)
-            for i, (d, s) in enumerate(zip(t.durations_ns, t.speedup_vs_previous, strict=True))
-        ]
-        lines.append(f"| {md_escape(t.display_name)} | " + " | ".join(cells) + " |")
+    lines += _md_track_table(
+        comparison,
+        "Kernels",
+        "kernel",
+        [
+            (md_escape(t.display_name), t.durations_ns, t.speedup_vs_previous)
+            for t in comparison.kernels[:COMPARE_KERNELS]
+        ],
+    )
     if comparison.kernels_not_shown:
         lines += ["", f"{comparison.kernels_not_shown} more kernels are in the JSON output."]
+    if comparison.operators:
+        lines += _md_operators(comparison)
     if comparison.matches:
         lines += _md_matching(comparison.matches)
     if comparison.ledger:
@@ -246,6 +247,50 @@ def markdown(comparison: Comparison) -> str:
     if comparison.checks:
         lines += _md_checks(comparison.checks)
     return ("\n".join(lines) + "\n")[:MARKDOWN_MAX_CHARS]
+
+
+def _md_track_table(
+    comparison: Comparison,
+    heading: str,
+    label: str,
+    rows: list[tuple[str, tuple[float | None, ...], tuple[float | None, ...]]],
+) -> list[str]:
+    """A table of time per version with the speedup vs the previous version, one row per
+    (escaped label, times in ns, speedups vs previous)."""
+    names = [md_escape(v.name) for v in comparison.versions]
+    lines = [
+        "",
+        f"### {heading} (speedup vs previous version)",
+        "",
+        f"| {label} | " + " | ".join(names) + " |",
+        "|---|" + "---:|" * len(names),
+    ]
+    for shown, times, speedups in rows:
+        cells = [
+            f"{fmt_ms(d)} ({fmt_x(s)})"
+            if s is not None
+            else f"{fmt_ms(d)} ({BASELINE})"
+            if i == 0 and d is not None
+            else fmt_ms(d)
+            for i, (d, s) in enumerate(zip(times, speedups, strict=True))
+        ]
+        lines.append(f"| {shown} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _md_operators(comparison: Comparison) -> list[str]:
+    """The operator table of PyTorch profiler traces: time per version (speedup vs previous)."""
+    shown = comparison.operators[:COMPARE_KERNELS]
+    lines = _md_track_table(
+        comparison,
+        "By PyTorch operator",
+        "operator",
+        [(md_escape(shorten(o.operator)), o.gpu_time_ns, o.speedup_vs_previous) for o in shown],
+    )
+    more = len(comparison.operators) - COMPARE_KERNELS
+    if more > 0:
+        lines += ["", f"{more} more operators are in the JSON output."]
+    return lines
 
 
 def _md_matching(matches: tuple[PairMatch, ...]) -> list[str]:

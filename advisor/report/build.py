@@ -39,6 +39,7 @@ from advisor.criteria.engine.hints import THRESHOLDS, kernels_of
 from advisor.errors import InputError, UsageError
 from advisor.profile import Profile
 from advisor.render.display import compact, readable_name
+from advisor.report.host_view import HostView, host_view
 from advisor.report.missing import (
     TOOL_NAMES,
     Collect,
@@ -278,6 +279,7 @@ class Report:
     verdict: Verdict | None = None
     collect: Collect = field(default_factory=lambda: Collect((), (), ()))
     profilers: tuple[str, ...] = ()  # the profilers of the inputs (nvprof, ncu, nsys)
+    host: HostView | None = None  # a PyTorch profiler trace's host side (host_view.py)
 
     @property
     def criteria_rows(self) -> tuple[KernelRow, ...]:
@@ -365,7 +367,7 @@ def build(
         summary=summary,
         details=details,
         table=tuple(shown),
-        kernels_not_listed=len(rows) - len(shown),
+        kernels_not_listed=max(len(rows), int(app["kernels"])) - len(shown),  # folded: counted
         streams=streams,
         streams_notes=streams_notes,
         timeline=timeline(profile),
@@ -376,6 +378,7 @@ def build(
         verdict=_verdict(summary, app, hints, rows, profilers),
         collect=what_to_collect(kernels, app["HOSTSYNC"], profilers),
         profilers=profilers,
+        host=host_view(profile),
     )
 
 

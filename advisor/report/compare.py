@@ -9,10 +9,12 @@ seed 002 Fig. 5-7), each version's predicted potential speedup, and a *predictio
 every criterion that improved from one version to the next, the speedup the previous version's
 analysis predicted for it beside the kernel speedup measured.
 
-Kernels are matched pair by pair, in four stages, each among the kernels the earlier stages left
+Kernels are matched pair by pair, in five stages, each among the kernels the earlier stages left
 unmatched: ``forced`` (``--match OLD=NEW``), ``exact`` (the same name), ``base name`` (the same
 name without return type, template arguments and parameter list, after demangling an Itanium
-``_Z`` name: ``sgemm_naive(int, ...)`` and ``void sgemm_naive<32>(...)``), and ``order+config``
+``_Z`` name: ``sgemm_naive(int, ...)`` and ``void sgemm_naive<32>(...)``), ``operator`` (PyTorch
+profiler traces: the only kernel left in each version that the same PyTorch operators launched,
+say the GEMM of ``aten::linear`` after cuBLAS chose another tile shape), and ``order+config``
 (launch order and configuration: the two versions' remaining kernels in the order of their first
 launch, aligned where the grid size in blocks and the block size in threads of their first
 launches agree; a block reshaped from 32x32 to 1024x1 still matches).  The last stage needs the
@@ -21,11 +23,17 @@ stage matched is listed as unmatched (and the command warns about it).  The kern
 version matched to the next form a *track* across the versions; a kernel missing from a version
 has no duration there (None), so no speedup either, and rejoins its track by exact name.
 
+Versions whose analyses carry the ``host`` block of a PyTorch profiler trace are also compared
+per operator (:mod:`advisor.report.compare_operators`): the GPU time of each operator's kernels
+in every version, matched by operator name.
+
 Measured speedup = previous duration / current duration (> 1: faster).
 
 A version may also be a saved ``report --json`` analysis (:func:`read_analysis`, detected by
-content): it is used as it is, with the criteria's potential speedups taken in the comparison's
-speedup form (the JSON holds both forms), so profiles and saved analyses can be mixed.
+content): it is checked against :data:`advisor.sideinputs.ANALYSIS` (types and the report's
+ranges: criteria in [0, 1], times >= 0, speedups >= 0 or >= 1) and then used as it is, with the
+criteria's potential speedups taken in the comparison's speedup form (the JSON holds both
+forms), so profiles and saved analyses can be mixed.
 
 The ledger is also scored as ``benchmarks/speedup_validation.py`` scores tuning steps, with the
 same functions (:mod:`advisor.validation`): every pair of consecutive versions is a set of steps,
@@ -50,11 +58,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from advisor import jsonfile, validation
+from advisor import jsonfile, sideinputs, validation
 from advisor.criteria import CRITERIA
 from advisor.errors import MalformedInput, UsageError
 from advisor.render import display
 from advisor.render.display import shorten
+from advisor.report import compare_operators
 
 #: a criterion counts as improved when its value rises by at least this much (values in [0, 1])
 IMPROVED_MIN_DELTA = 0.05
@@ -71,8 +80,9 @@ COMPARISON_SCHEMA = "cuda-advisor/comparison@2"
 FORCED = "forced"  # --match OLD=NEW
 EXACT = "exact"  # the same name
 BASE_NAME = "base name"  # the same name without template arguments and parameter list
+OPERATOR = "operator"  # the only kernel left that the same PyTorch operators launched
 ORDER_CONFIG = "order+config"  # launch order and launch configuration (grid and block sizes)
-MATCH_METHODS = (FORCED, EXACT, BASE_NAME, ORDER_CONFIG)
+MATCH_METHODS = (FORCED, EXACT, BASE_NAME, OPERATOR, ORDER_CONFIG)
 
 
 @dataclass(frozen=True)
@@ -94,6 +104,8 @@ class KernelLaunch:
     order: int  # rank of the kernel's first launch among the run's kernels (0: launched first)
     grid_blocks: int | None  # blocks of that launch's grid (x * y * z)
     block_threads: int | None  # threads of its blocks (x * y * z)
+    #: the PyTorch operators that launched it (a profiler trace's ``launches.operator``), sorted
+    operators: tuple[str, ...] = ()
 
     @property
     def config(self) -> tuple[int, int] | None:
@@ -203,6 +215,8 @@ class Comparison:
     ledger: tuple[LedgerEntry, ...]
     checks: tuple[PairCheck, ...] = ()  # one per pair of consecutive versions
     matches: tuple[PairMatch, ...] = ()  # one per pair of consecutive versions
+    #: PyTorch operators across the versions (every version a profiler trace; else empty)
+    operators: tuple[compare_operators.OperatorTrack, ...] = ()
 
     @property
     def baseline(self) -> str:
@@ -284,13 +298,17 @@ def _stem(path: Path) -> str:
 
 
 def looks_like_json(path: str) -> bool:
-    """True when the file's first non-blank character is ``{`` (no profiler output starts so)."""
+    """True when the file's first non-blank character is ``{`` and it is no PyTorch profiler
+    (Kineto) trace, the one profiler output that is a JSON object."""
+    from parsers.kineto.stream import sniff_kineto
+
     try:
         with open(path, "rb") as handle:
             head = handle.read(_SNIFF_BYTES)
     except OSError:
         return False  # the profile reader reports unreadable files
-    return head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{")
+    is_object = head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{")
+    return is_object and not sniff_kineto(head)
 
 
 def read_analysis(path: str, speedup_form: str | None = None) -> dict[str, Any]:
@@ -310,6 +328,7 @@ def read_analysis(path: str, speedup_form: str | None = None) -> dict[str, Any]:
             "'cuda-advisor report ... --json FILE' or profiler files",
         )
     _check_analysis(path, data)
+    jsonfile.validate(data, sideinputs.ANALYSIS, path)
     if speedup_form is not None:
         for kernel in data["kernels"]:
             for criterion in kernel["criteria"].values():
@@ -391,8 +410,8 @@ def compare(
             gpu_time_ns=times[i],
             potential_speedup=data["application"]["potential_speedup"],
             kernels=len(data["kernels"]),
-            speedup_vs_previous=_ratio(times[i - 1], times[i]) if i else None,
-            speedup_vs_first=_ratio(times[0], times[i]) if i else None,
+            speedup_vs_previous=validation.speedup(times[i - 1], times[i]) if i else None,
+            speedup_vs_first=validation.speedup(times[0], times[i]) if i else None,
         )
         for i, (name, files, data) in enumerate(versions)
     )
@@ -403,6 +422,7 @@ def compare(
         ledger,
         checks,
         matches,
+        compare_operators.operator_tracks([data.get("host") for _, _, data in versions]),
     )
 
 
@@ -413,14 +433,17 @@ def match_kernels(
     after_launches: Mapping[str, KernelLaunch] | None = None,
     forced: Sequence[tuple[str, str]] = (),
 ) -> list[MatchedPair]:
-    """The kernels of two consecutive versions paired, in four stages, each among the kernels
+    """The kernels of two consecutive versions paired, in five stages, each among the kernels
     the earlier ones left unmatched:
 
     1. ``forced``: the ``(before, after)`` pairs given (names resolved by :func:`resolve_forced`);
     2. ``exact``: the same name;
     3. ``base name``: the same :func:`base_name`; several kernels of one base name (template
        instances) are paired in launch order;
-    4. ``order+config``: with both versions' launches known, the remaining kernels in the order
+    4. ``operator``: with both versions' launches known and naming their PyTorch operators, a
+       kernel and the one of the other version launched by the same operators, where no other
+       remaining kernel of either version has those operators (:func:`_operator_pairs`);
+    5. ``order+config``: with both versions' launches known, the remaining kernels in the order
        of their first launch, aligned (:class:`difflib.SequenceMatcher`, order kept) where the
        grid size in blocks and the block size in threads of their first launches agree.
 
@@ -458,6 +481,10 @@ def match_kernels(
         return out
     left_before = [n for n in left_before if n not in taken_before]
     left_after = [n for n in left_after if n not in taken_after]
+    for b, a in _operator_pairs(left_before, left_after, before_launches, after_launches):
+        take(b, a, OPERATOR)
+    left_before = [n for n in left_before if n not in taken_before]
+    left_after = [n for n in left_after if n not in taken_after]
     keys_before = [
         _config_key(before_launches.get(n), "before", i) for i, n in enumerate(left_before)
     ]
@@ -468,6 +495,30 @@ def match_kernels(
             b, a = left_before[block.a + k], left_after[block.b + k]
             take(b, a, ORDER_CONFIG, before_launches[b].config)
     return out
+
+
+def _operator_pairs(
+    before: Sequence[str],
+    after: Sequence[str],
+    before_launches: Mapping[str, KernelLaunch],
+    after_launches: Mapping[str, KernelLaunch],
+) -> list[tuple[str, str]]:
+    """(before, after) kernels launched by the same PyTorch operators, where that set of
+    operators belongs to exactly one kernel of ``before`` and one of ``after`` (several kernels
+    of one operator are left to the order+config stage); in ``before``'s order."""
+
+    def unique(
+        names: Sequence[str], facts: Mapping[str, KernelLaunch]
+    ) -> dict[tuple[str, ...], str]:
+        seen: dict[tuple[str, ...], list[str]] = {}
+        for n in names:
+            fact = facts.get(n)
+            if fact is not None and fact.operators:
+                seen.setdefault(fact.operators, []).append(n)
+        return {key: group[0] for key, group in seen.items() if len(group) == 1}
+
+    later = unique(after, after_launches)
+    return [(b, later[key]) for key, b in unique(before, before_launches).items() if key in later]
 
 
 def resolve_forced(
@@ -539,12 +590,18 @@ def launch_facts(launches: Any) -> dict[str, KernelLaunch]:
         ["start_ns", "launch_id", "_row"], na_position="last", kind="stable"
     )
     first = frame.drop_duplicates("name", keep="first")
+    operators: dict[str, tuple[str, ...]] = {}
+    if "operator" in frame.columns and frame["operator"].notna().any():
+        named = frame[frame["operator"].notna()]
+        for name, ops in named.groupby(named["name"].astype(str), sort=False)["operator"]:
+            operators[str(name)] = tuple(sorted({str(o) for o in ops}))
     out: dict[str, KernelLaunch] = {}
     for order, row in enumerate(first.to_dict("records")):
         out[str(row["name"])] = KernelLaunch(
             order=order,
             grid_blocks=_size(row.get("grid_x"), row.get("grid_y"), row.get("grid_z")),
             block_threads=_size(row.get("block_x"), row.get("block_y"), row.get("block_z")),
+            operators=operators.get(str(row["name"]), ()),
         )
     return out
 
@@ -749,6 +806,11 @@ def to_json(comparison: Comparison) -> dict[str, Any]:
             for t in comparison.kernels
         ],
         "kernels_not_shown": comparison.kernels_not_shown,
+        **(
+            {"operators": compare_operators.to_json(comparison.operators)}
+            if comparison.operators
+            else {}
+        ),
         "matching": [
             {
                 "from": m.from_version,
@@ -856,8 +918,11 @@ def _track(
         name=next(n for n in kernels if n is not None),
         display_name=" → ".join(shorten(n) for n in _distinct(kernels)),
         durations_ns=durations,
-        speedup_vs_first=(None, *(_ratio(first, d) for d in durations[1:])),
-        speedup_vs_previous=(None, *(_ratio(a, b) for a, b in itertools.pairwise(durations))),
+        speedup_vs_first=(None, *(validation.speedup(first, d) for d in durations[1:])),
+        speedup_vs_previous=(
+            None,
+            *(validation.speedup(a, b) for a, b in itertools.pairwise(durations)),
+        ),
         criteria=tuple((c, tuple(_value(k, c) for k in found)) for c in CRITERIA),
         names=tuple(kernels),
         matched_by=tuple(methods),
@@ -873,7 +938,7 @@ def _ledger(
         if b is None or a is None:
             continue
         before, after = by_kernel[i - 1][b], by_kernel[i][a]
-        measured = _ratio(before["duration_ns"], after["duration_ns"])
+        measured = validation.speedup(before["duration_ns"], after["duration_ns"])
         for c in CRITERIA:
             v0, v1 = _value(before, c), _value(after, c)
             if v0 is not None and v1 is not None and v1 - v0 >= IMPROVED_MIN_DELTA:
@@ -932,7 +997,7 @@ def _check_pair(
 def _check_kernel(
     name: str, to_name: str, before: Mapping[str, Any], after: Mapping[str, Any], method: str
 ) -> KernelCheck:
-    measured = _ratio(before["duration_ns"], after["duration_ns"])
+    measured = validation.speedup(before["duration_ns"], after["duration_ns"])
     overall = _speedup(before.get("potential_speedup"))
     addressed: str | None = None
     rise = 0.0
@@ -978,10 +1043,3 @@ def _value(kernel: Mapping[str, Any] | None, criterion: str) -> float | None:
         return None
     value = kernel["criteria"][criterion]["value"]
     return None if value is None else float(value)
-
-
-def _ratio(before: float | None, after: float | None) -> float | None:
-    """before / after: the speedup from ``before`` to ``after`` (None when either is missing)."""
-    if before is None or after is None or after <= 0:
-        return None
-    return before / after

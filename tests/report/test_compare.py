@@ -645,7 +645,13 @@ def test_cli_positional_versions_matching_warnings_and_outputs(
         and data["baseline"] == data["versions"][0]["name"]
     )
     (matching,) = data["matching"]
-    assert matching["counts"] == {"forced": 0, "exact": 1, "base name": 1, "order+config": 1}
+    assert matching["counts"] == {
+        "forced": 0,
+        "exact": 1,
+        "base name": 1,
+        "operator": 0,
+        "order+config": 1,
+    }
     methods = {p["from_kernel"]: (p["to_kernel"], p["matched_by"]) for p in matching["pairs"]}
     assert methods[NAIVE] == ("transposeRenamed(float*, const float*, int, int)", "order+config")
     assert methods[COALESCED][1] == "base name"
@@ -664,7 +670,7 @@ def test_cli_positional_versions_matching_warnings_and_outputs(
     assert len(rows) == 3
     assert all(row.split(" | ")[1].endswith("ms (baseline)") for row in rows)
     assert all(row.split(" | ")[2].endswith("ms (1.00x) |") for row in rows)
-    assert "| synthetic\\_nvprof\\_gputrace → tuned | 0 | 1 | 1 | 1 | 0 | 0 |" in text
+    assert "| synthetic\\_nvprof\\_gputrace → tuned | 0 | 1 | 1 | 0 | 1 | 0 | 0 |" in text
     assert (
         "| transposeNaive(float\\*, const float\\*, int, int) | transposeRenamed(float\\*, "
         "const float\\*, int, int) | order+config (16,384 blocks × 256 threads) |" in text

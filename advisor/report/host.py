@@ -1,0 +1,256 @@
+"""Where the GPU waits on the host: idle time split by cause, launch delay, and the
+synchronizations that drain the GPU, named by the PyTorch operator that made them.
+
+Computed from a trace whose GPU activities (kernels, memcpy, memset) carry the correlation id of
+the CUDA call that issued them (a PyTorch profiler / Kineto trace); pure functions of the
+:class:`~advisor.profile.Profile`.
+
+Idle split (per device and stream, then summed; the layout of Holistic Trace Analysis's idle
+time breakdown).  On each stream the activities are taken in start order; the gap before an
+activity is ``start - end of the previous one`` (gaps <= 0 are no idle time).  When the call
+that issued the activity started after the previous activity had ended, the GPU ran dry waiting
+for the host: ``host wait`` is the gap's part up to the call's start, ``launch delay`` the part
+from the call's start to the activity's start (CPU launch -> GPU start).  Any other gap (the
+call was issued in time but the activity started later: a dependency on another stream, an
+event, queueing) is ``other``.
+
+GPU idle share (per device): ``1 - union of all activity intervals / (last end - first
+start)``, kernels and transfers alike (HOSTSYNC, :mod:`advisor.criteria.hostsync`, counts
+kernels only).
+
+Synchronizations: the API calls with a ``sync_kind`` that blocks the host (``Stream Sync``,
+``Event Sync``, ``Context Sync``; ``Stream Wait Event`` makes a stream wait, not the host).
+After a sync returns, the host issues new work that the GPU must wait for: the idle stretch of
+the device (no activity on any stream) that holds the sync's end is charged to the sync, from
+the later of the stretch's start and the sync's start to the stretch's end.  Removing the sync
+would let the host run ahead and close that stretch: potential speedup ``span / (span - charged
+idle)`` (Amdahl over the device span, seed 002 section V's form), per operator and in total.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from advisor.profile import Profile
+
+#: the ``sync_kind`` values that block the calling host thread
+HOST_SYNCS = ("Stream Sync", "Event Sync", "Context Sync")
+#: label of the syncs (and launches) no operator holds
+NO_OPERATOR = "(no PyTorch operator)"
+
+
+@dataclass(frozen=True)
+class IdleSplit:
+    """Idle time of one stream (or all of them: ``stream`` None) by cause."""
+
+    device_id: int | None
+    stream: int | None
+    host_wait_ns: float
+    launch_delay_ns: float
+    other_ns: float
+
+    @property
+    def idle_ns(self) -> float:
+        return self.host_wait_ns + self.launch_delay_ns + self.other_ns
+
+
+@dataclass(frozen=True)
+class DeviceUse:
+    device_id: int | None
+    span_ns: float  # first activity start to last activity end
+    busy_ns: float  # union of activity intervals
+
+    @property
+    def idle_frac(self) -> float:
+        return 1.0 - self.busy_ns / self.span_ns if self.span_ns > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class LaunchDelay:
+    """CPU launch call start -> kernel start, over the kernels whose call is in the trace."""
+
+    kernels: int
+    mean_ns: float
+    median_ns: float
+    p95_ns: float
+    max_ns: float
+    #: mean of GPU start - end of the launch call (HTA's launch_delay: the wait once the call
+    #: has returned; negative where the kernel started before the call returned)
+    mean_after_call_ns: float
+
+
+@dataclass(frozen=True)
+class SyncGroup:
+    """The host synchronizations one operator made."""
+
+    operator: str
+    calls: int
+    kinds: tuple[str, ...]
+    blocked_ns: float  # host time inside the sync calls
+    idle_after_ns: float  # device idle charged to them (module docstring)
+    potential_speedup: float
+
+
+def _activities(profile: Profile) -> pd.DataFrame:
+    """Kernels and transfers with (device, stream, start, end, the issuing call's start)."""
+    parts = []
+    for frame in (profile.launches, profile.transfers):
+        timed = frame[frame["start_ns"].notna() & frame["duration_ns"].notna()]
+        parts.append(
+            pd.DataFrame(
+                {
+                    "device": timed["device_id"].astype("Float64").fillna(-1).to_numpy(float),
+                    "stream": timed["stream"].astype("Float64").fillna(-1).to_numpy(float),
+                    "start": timed["start_ns"].to_numpy(float),
+                    "end": (timed["start_ns"] + timed["duration_ns"]).to_numpy(float),
+                    "corr": timed["correlation_id"].astype("Float64").to_numpy(float),
+                }
+            )
+        )
+    acts = pd.concat(parts, ignore_index=True)
+    calls = profile.api_calls[profile.api_calls["correlation_id"].notna()]
+    call_start = pd.Series(
+        calls["start_ns"].to_numpy(float),
+        index=calls["correlation_id"].astype("Int64").to_numpy(np.int64),
+    )
+    call_start = call_start[~call_start.index.duplicated(keep="first")]
+    acts["call"] = call_start.reindex(acts["corr"].fillna(-1).astype(np.int64)).to_numpy(float)
+    call_dur = pd.Series(calls["duration_ns"].to_numpy(float), index=call_start.index.copy())
+    if len(calls):
+        first = ~calls["correlation_id"].astype("Int64").duplicated(keep="first").to_numpy()
+        call_dur = pd.Series(calls["duration_ns"].to_numpy(float)[first], index=call_start.index)
+    acts["call_end"] = acts["call"] + call_dur.reindex(
+        acts["corr"].fillna(-1).astype(np.int64)
+    ).to_numpy(float)
+    return acts
+
+
+def idle_split(profile: Profile) -> tuple[tuple[IdleSplit, ...], IdleSplit]:
+    """Per (device, stream) and in total (module docstring)."""
+    acts = _activities(profile)
+    rows = []
+    for (device, stream), group in acts.groupby(["device", "stream"], sort=True):
+        g = group.sort_values(["start", "end"], kind="mergesort")
+        start, end, call = (g[c].to_numpy(float) for c in ("start", "end", "call"))
+        prev_end = end[:-1]
+        gap = start[1:] - prev_end
+        idle = gap > 0
+        late_call = idle & ~np.isnan(call[1:]) & (call[1:] > prev_end)
+        host = np.where(late_call, np.minimum(call[1:], start[1:]) - prev_end, 0.0)
+        delay = np.where(late_call, gap - host, 0.0)
+        other = np.where(idle & ~late_call, gap, 0.0)
+        rows.append(
+            IdleSplit(
+                _id(device), _id(stream),
+                float(host.sum()), float(delay.sum()), float(other.sum()),
+            )
+        )  # fmt: skip
+    total = IdleSplit(
+        None,
+        None,
+        sum(r.host_wait_ns for r in rows),
+        sum(r.launch_delay_ns for r in rows),
+        sum(r.other_ns for r in rows),
+    )
+    return tuple(rows), total
+
+
+def _id(value: object) -> int | None:
+    """A device or stream id of the grouping (-1 stands for a missing one)."""
+    number = float(value)  # type: ignore[arg-type]
+    return None if number < 0 else int(number)
+
+
+def _blocks(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The union of [start, end) intervals as sorted disjoint blocks (starts, ends)."""
+    order = np.lexsort((end, start))
+    s, e = start[order], end[order]
+    reach = np.maximum.accumulate(e)
+    first = np.concatenate([[True], s[1:] > reach[:-1]])
+    heads = np.flatnonzero(first)
+    tails = np.concatenate([heads[1:] - 1, [len(s) - 1]])
+    return s[heads], reach[tails]
+
+
+def device_use(profile: Profile) -> tuple[DeviceUse, ...]:
+    acts = _activities(profile)
+    out = []
+    for device, group in acts.groupby("device", sort=True):
+        s, e = _blocks(group["start"].to_numpy(float), group["end"].to_numpy(float))
+        out.append(DeviceUse(_id(device), float(e[-1] - s[0]), float((e - s).sum())))
+    return tuple(out)
+
+
+def stream_busy(profile: Profile) -> dict[tuple[int | None, int | None], float]:
+    """Union of activity intervals per (device, stream)."""
+    acts = _activities(profile)
+    out: dict[tuple[int | None, int | None], float] = {}
+    for (device, stream), group in acts.groupby(["device", "stream"], sort=True):
+        s, e = _blocks(group["start"].to_numpy(float), group["end"].to_numpy(float))
+        key = (_id(device), _id(stream))
+        out[key] = float((e - s).sum())
+    return out
+
+
+def launch_delay(profile: Profile) -> LaunchDelay | None:
+    acts = _activities(profile)
+    kernels = acts.iloc[: int(profile.launches["start_ns"].notna().sum())]
+    delay = (kernels["start"] - kernels["call"]).dropna().to_numpy(float)
+    if not len(delay):
+        return None
+    after = (kernels["start"] - kernels["call_end"]).dropna().to_numpy(float)
+    return LaunchDelay(
+        len(delay),
+        float(delay.mean()),
+        float(np.median(delay)),
+        float(np.percentile(delay, 95)),
+        float(delay.max()),
+        float(after.mean()) if len(after) else float("nan"),
+    )
+
+
+def sync_groups(profile: Profile) -> tuple[tuple[SyncGroup, ...], float]:
+    """The host syncs by operator, most charged idle first, and the potential speedup of
+    removing them all (1.0 without syncs)."""
+    calls = profile.api_calls
+    syncs = calls[calls["sync_kind"].isin(HOST_SYNCS) & calls["start_ns"].notna()]
+    acts = _activities(profile)
+    if syncs.empty or acts.empty:
+        return (), 1.0
+    s, e = _blocks(acts["start"].to_numpy(float), acts["end"].to_numpy(float))
+    span = float(e[-1] - s[0])
+    begin = syncs["start_ns"].to_numpy(float)
+    done = begin + syncs["duration_ns"].fillna(0).to_numpy(float)
+    after = np.searchsorted(s, done, side="right")  # the block starting after the sync's end
+    inside_gap = (after > 0) & (after < len(s))
+    prev_end = e[np.clip(after - 1, 0, len(e) - 1)]
+    inside_gap &= prev_end <= done  # the GPU is idle at the sync's end
+    next_start = s[np.clip(after, 0, len(s) - 1)]
+    charged = np.where(inside_gap, next_start - np.maximum(prev_end, begin), 0.0)
+    charged = np.maximum(charged, 0.0)
+    frame = pd.DataFrame(
+        {
+            "operator": syncs["operator"].astype("object").fillna(NO_OPERATOR).to_numpy(),
+            "kind": syncs["sync_kind"].astype(str).to_numpy(),
+            "blocked": syncs["duration_ns"].fillna(0).to_numpy(float),
+            "charged": charged,
+        }
+    )
+    groups = []
+    for operator, g in frame.groupby("operator", sort=True):
+        idle = float(g["charged"].sum())
+        groups.append(
+            SyncGroup(
+                str(operator), len(g), tuple(sorted(set(g["kind"]))), float(g["blocked"].sum()),
+                idle, _speedup(span, idle),
+            )
+        )  # fmt: skip
+    groups.sort(key=lambda grp: (-grp.idle_after_ns, grp.operator))
+    return tuple(groups), _speedup(span, float(charged.sum()))
+
+
+def _speedup(span: float, removed: float) -> float:
+    return span / (span - removed) if span > removed >= 0 and span > 0 else 1.0

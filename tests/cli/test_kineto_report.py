@@ -1,0 +1,42 @@
+"""``report`` and ``compare`` on PyTorch profiler (Kineto) traces: the host section in every
+output format."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from advisor.cli import main
+from tests.parsers.kineto.trace_builder import step_events, write_trace
+
+
+def test_report_has_the_host_section_in_every_format(tmp_path: Path) -> None:
+    trace = write_trace(tmp_path / "rank0.pt.trace.json", step_events(), compress=True)
+    html, md, js = tmp_path / "r.html", tmp_path / "r.md", tmp_path / "r.json"
+    result = CliRunner().invoke(
+        main, ["report", str(trace), "-o", str(html), "--markdown", str(md), "--json", str(js)]
+    )
+    assert result.exit_code == 0, result.stderr
+    page = html.read_text()
+    assert 'id="host"' in page and 'id="sync-table"' in page and 'id="operator-table"' in page
+    assert "aten::item" in page
+    text = md.read_text()
+    assert "### Host and GPU" in text and "`aten::item`" in text
+    data = json.loads(js.read_text())
+    assert data["host"]["syncs"][0]["operator"] == "aten::item"
+    assert data["host"]["operators"][0]["operator"] == "aten::linear"
+
+
+def test_compare_two_traces(tmp_path: Path) -> None:
+    base = write_trace(tmp_path / "base.json", step_events())
+    faster = [dict(e) for e in step_events()]
+    for e in faster:
+        if e.get("name") == "gemm_kernel":
+            e["dur"] = 10  # 20 -> 10 us
+    test = write_trace(tmp_path / "test.json", faster)
+    out = tmp_path / "c.json"
+    result = CliRunner().invoke(main, ["compare", str(base), str(test), "--json", str(out)])
+    assert result.exit_code == 0, result.stderr
+    assert "gemm_kernel" in out.read_text()
