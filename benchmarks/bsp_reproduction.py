@@ -26,6 +26,25 @@ Variants printed, all as Tk/Tm ratios (predicted over measured):
 
 Claims checked: ≥ 90 % of the Kepler points within [0.8, 1.2] with one λ per application, and
 within 5 % (|Tk/Tm − 1| ≤ 0.05) with one λ per board.  Output is deterministic.
+
+Leave-one-out splits (:func:`splits`), the paper's form (one λ) against the architecture form
+(λ = λ_app · η_arch, ``advisor.models.bsp.arch``, docs/bsp.md Decision B1), from ONE calibration
+run each time: every ordered pair of boards (a, b), a ≠ b, λ fitted on a's median size, every
+size of b predicted.  "Within one family": a and b share the architecture (leave-one-board-out);
+"across families": they do not (leave-one-architecture-out).  Data sets:
+
+* ``amaris_bspgpu``: the paper's five applications on GTX 660/680, GTX Titan, Tesla K20 (Kepler),
+  GT 630 (Fermi) and GTX 295 (GT200), counts from the application files;
+* ``amaris_gpuperfpredict/datasets``: bpnn_layerforward_CUDA profiled on nine boards (Kepler
+  GTX 680, K20, K40, Titan, Quadro K5200; Maxwell GTX 970, 980, Titan X; Pascal P100) with nvprof
+  metrics; counts from the calibration board's own profile at each size (``predict bsp
+  --profile``: one run predicts the same run on another board), so a pair is calibrated per size;
+* the tuning families hold no kernel run on two GPUs; the nearest is the same SGEMM algorithm at
+  1024³ (global-memory coalescing, one thread per output) on a GTX 1660 SUPER
+  (``real_profiles/reports/CudaCode/global_mem_coalesce.ncu-rep``) and an A10G (tuning family F02,
+  ``esmm/a62323b/profile.ncu-rep``, kernel ``gmem_coalesce``): one pair each way.
+
+Targets: ≥ 95 % of the points in [0.8, 1.2] within one family, ≥ 90 % across families.
 """
 
 from __future__ import annotations
@@ -42,8 +61,19 @@ sys.path.insert(0, str(REPO))
 import parsers  # noqa: E402
 from advisor.devices.database import DeviceSpec, find_device  # noqa: E402
 from advisor.errors import UsageError  # noqa: E402
-from advisor.models.bsp import gpu_cores, kernel_time_s  # noqa: E402
+from advisor.models.bsp import ThreadCounts, gpu_cores, kernel_time_s  # noqa: E402
 from advisor.models.bsp.app import AppDescription, read_app  # noqa: E402
+from advisor.models.bsp.arch import (  # noqa: E402
+    COMBINE_MAX,
+    COMBINE_SMOOTH,
+    COMBINE_SUM,
+    DEFAULT_FORM,
+    ROOFLINE_COMBINE,
+    BoundParts,
+    arch_factors,
+    bound_parts,
+)
+from advisor.models.bsp.profile import counts_from_profile, pick_kernel  # noqa: E402
 from advisor.models.timing import median_duration_by_row_ns  # noqa: E402
 
 DATA = REPO.parent / "shared" / "real_profiles" / "csv" / "amaris_bspgpu"
@@ -432,12 +462,303 @@ def render_claims(results: list[AppResult]) -> list[str]:
     ]
 
 
+# ------------------------------------------------------------------------------------------
+# leave-one-out splits: paper form vs architecture form
+
+SHARED = REPO.parent / "shared"
+BPNN = SHARED / "real_profiles" / "csv" / "amaris_gpuperfpredict" / "datasets"
+SGEMM_PAIR = (
+    (SHARED / "real_profiles" / "reports" / "CudaCode" / "global_mem_coalesce.ncu-rep", None),
+    (SHARED / "tuning_families" / "esmm" / "a62323b" / "profile.ncu-rep", "gmem_coalesce"),
+)
+WITHIN_TARGET = 0.95
+ACROSS_TARGET = 0.90
+
+
+#: the forms compared: the paper's, the architecture form (Decision B1) and the roofline form
+#: (Decision B2) with each way of joining its parts
+FORM_COLUMNS = ("paper", "arch", "roofline-sum", "roofline-max", "roofline-smooth")
+_COMBINE_OF = {
+    "roofline-sum": COMBINE_SUM,
+    "roofline-max": COMBINE_MAX,
+    "roofline-smooth": COMBINE_SMOOTH,
+}
+#: the column of the code's default form and of its roofline form
+DEFAULT_COLUMN = DEFAULT_FORM if DEFAULT_FORM != "roofline" else f"roofline-{ROOFLINE_COMBINE}"
+ROOFLINE_COLUMN = f"roofline-{ROOFLINE_COMBINE}"
+
+
+@dataclass(frozen=True)
+class PairPoint:
+    """One prediction of a split: calibrated on board a, predicting one point of board b."""
+
+    a: DeviceSpec
+    b: DeviceSpec
+    paper: float  # Tk/Tm in the paper's form
+    parts_a: BoundParts  # roofline parts of the calibration run on a (λ = 1)
+    parts_b: BoundParts  # roofline parts of the predicted point on b (λ = 1)
+    measured_a: float  # s
+    measured_b: float  # s
+
+    def ratio(self, form: str) -> float:
+        """Tk/Tm of this point in ``form`` (one of :data:`FORM_COLUMNS`)."""
+        if form == "paper":
+            return self.paper
+        if form == "arch":
+            return self.paper * _eta(self.a) / _eta(self.b)  # λ(b) = λ(a) · η(b)/η(a)
+        how = _COMBINE_OF[form]
+        lam_app = self.parts_a.combined(how) / self.measured_a
+        return self.parts_b.combined(how) / lam_app / self.measured_b
+
+
+@dataclass(frozen=True)
+class Split:
+    """Tk/Tm of every predicted point of one data set and split, in every form."""
+
+    data: str
+    split: str  # "within one family" / "across families"
+    points: tuple[PairPoint, ...]
+
+    @property
+    def target(self) -> float:
+        return WITHIN_TARGET if self.split == "within one family" else ACROSS_TARGET
+
+    def ratios(self, form: str) -> tuple[float, ...]:
+        return tuple(p.ratio(form) for p in self.points)
+
+    @property
+    def paper(self) -> tuple[float, ...]:
+        return self.ratios("paper")
+
+    @property
+    def arch(self) -> tuple[float, ...]:
+        return self.ratios("arch")
+
+    def share(self, form: str) -> float:
+        return stats(self.ratios(form)).band_frac
+
+    def met(self, form: str = DEFAULT_COLUMN) -> bool:
+        return self.share(form) >= self.target
+
+    def memory_bound(self) -> int:
+        """Predicted points whose memory part dominates on the predicted board."""
+        return sum(p.parts_b.dominant == "memory" for p in self.points)
+
+
+def _eta(spec: DeviceSpec) -> float:
+    return arch_factors(spec).eta
+
+
+def _pair_splits(data: str, pairs: Iterable[PairPoint]) -> list[Split]:
+    """The points grouped into the two splits by the boards' architectures."""
+    out: dict[str, list[PairPoint]] = {"within one family": [], "across families": []}
+    for point in pairs:
+        same = point.a.architecture == point.b.architecture
+        out["within one family" if same else "across families"].append(point)
+    return [Split(data, key, tuple(points)) for key, points in out.items() if points]
+
+
+def best_form(
+    found: list[Split], among: tuple[str, ...] = FORM_COLUMNS
+) -> tuple[str, dict[str, float]]:
+    """The form of ``among`` with the highest mean share in [0.8, 1.2] over the splits (each
+    split counts once, so a data set with many pairs does not outweigh the others) and every
+    form's mean; ties go to the earlier form."""
+    means = {
+        form: statistics.fmean(s.share(form) for s in found) if found else float("nan")
+        for form in among
+    }
+    return max(among, key=lambda f: (means[f], -among.index(f))), means
+
+
+def bspgpu_splits() -> list[Split]:
+    """Every ordered board pair of the paper's data, calibrated at the board's median size."""
+    specs = board_specs([])
+    points = load_points(specs)
+
+    def pairs() -> Iterable[PairPoint]:
+        for app in APPS:
+            counts = read_app(APPS_DIR / f"{app.stem}.json").counts
+            pts = points[app.stem]
+            for a in dict.fromkeys(p.board for p in pts):
+                cal = median_row(pts, a)
+                parts_a = bound_parts(counts(cal.size), specs[a])
+                for p in pts:
+                    if p.board != a:
+                        parts_b = bound_parts(counts(p.size), specs[p.board])
+                        yield PairPoint(
+                            specs[a], specs[p.board], p.ratio(cal.lam()), parts_a, parts_b,
+                            cal.measured_s, p.measured_s,
+                        )  # fmt: skip
+
+    return _pair_splits("amaris_bspgpu (5 applications, 6 boards)", pairs())
+
+
+BpnnRun = tuple[float, float, ThreadCounts]  # measured s, T_k at λ = 1, the run's counts
+
+
+def _bpnn_runs() -> dict[str, tuple[DeviceSpec, dict[float, BpnnRun]]]:
+    """Per board: its spec and, per input size, (measured s, T_k at λ = 1, counts)."""
+    runs: dict[str, tuple[DeviceSpec, dict[float, BpnnRun]]] = {}
+    for path in sorted(BPNN.glob("bpnn_layerforward_CUDA-*.csv")):
+        profile = parsers.read(str(path))
+        board = path.stem.split("CUDA-", 1)[1]
+        spec = find_device(board)
+        sizes = profile.metrics[profile.metrics["metric"] == "input.size.1"]
+        size_of = dict(
+            zip(sizes["launch_id"].astype(int), sizes["value"].astype(float), strict=True)
+        )
+        by_size: dict[float, BpnnRun] = {}
+        kernel = pick_kernel(profile, None)
+        for launch_id in profile.launches["launch_id"].astype(int):
+            sub = _one_launch(profile, int(launch_id))
+            found = counts_from_profile(sub, kernel)
+            assert found.measured_s is not None
+            unscaled = kernel_time_s(found.counts, spec.boost_clock_hz, gpu_cores(spec))
+            by_size[float(size_of[launch_id])] = (found.measured_s, unscaled, found.counts)
+        runs[board] = (spec, by_size)
+    return runs
+
+
+def _one_launch(profile: parsers.Profile, launch_id: int) -> parsers.Profile:
+    from dataclasses import replace
+
+    metrics = profile.metrics
+    return replace(
+        profile,
+        launches=profile.launches[profile.launches["launch_id"] == launch_id],
+        metrics=metrics[metrics["launch_id"] == launch_id],
+    )
+
+
+def bpnn_splits() -> list[Split]:
+    """bpnn on nine boards: one profiled run (board a, size n) predicts board b at n."""
+    runs = _bpnn_runs()
+
+    def pairs() -> Iterable[PairPoint]:
+        for a, (spec_a, sizes_a) in runs.items():
+            for b, (spec_b, sizes_b) in runs.items():
+                if a == b:
+                    continue
+                for n, (measured_a, unscaled_a, counts) in sizes_a.items():
+                    if n in sizes_b:
+                        lam = unscaled_a / measured_a
+                        # counts of a's run on b's R and P (the counts cancel in the paper form)
+                        unscaled_b = (
+                            unscaled_a
+                            * (spec_a.boost_clock_hz * gpu_cores(spec_a))
+                            / (spec_b.boost_clock_hz * gpu_cores(spec_b))
+                        )
+                        measured_b = sizes_b[n][0]
+                        yield PairPoint(
+                            spec_a, spec_b, unscaled_b / lam / measured_b,
+                            bound_parts(counts, spec_a), bound_parts(counts, spec_b),
+                            measured_a, measured_b,
+                        )  # fmt: skip
+
+    return _pair_splits("gpuperfpredict bpnn (9 boards, 57 sizes)", pairs())
+
+
+def bpnn_own_counts_share() -> tuple[float, float]:
+    """Diagnostic, not a prediction: bpnn across families when each board's roofline parts come
+    from its OWN profile (which one run does not give).  Returns (compute part alone, roofline
+    form) shares in [0.8, 1.2]: they show whether the miss lies in the counts or in the
+    hardware factors."""
+    runs = _bpnn_runs()
+    compute: list[float] = []
+    roofline: list[float] = []
+    for spec_a, sizes_a in runs.values():
+        for spec_b, sizes_b in runs.values():
+            if spec_a.architecture == spec_b.architecture:
+                continue
+            for n, (measured_a, _, counts_a) in sizes_a.items():
+                if n not in sizes_b:
+                    continue
+                measured_b, _, counts_b = sizes_b[n]
+                pa, pb = bound_parts(counts_a, spec_a), bound_parts(counts_b, spec_b)
+                compute.append(pb.compute_s / (pa.compute_s / measured_a) / measured_b)
+                roofline.append(pb.combined() / (pa.combined() / measured_a) / measured_b)
+    return stats(compute).band_frac, stats(roofline).band_frac
+
+
+def sgemm_splits() -> list[Split]:
+    """The SGEMM coalescing kernel at 1024³ on a GTX 1660 SUPER and an A10G, each way.  The
+    A10G profile holds times only, so both directions use the GTX 1660 SUPER's counts (the
+    same algorithm at the same size; its measured DRAM bytes included)."""
+    runs = []
+    counts: ThreadCounts | None = None
+    for path, wanted in SGEMM_PAIR:
+        profile = parsers.read(str(path))
+        kernel = pick_kernel(profile, wanted)
+        launches = profile.launches[profile.launches["name"] == kernel]
+        device = str(launches["device"].dropna().iloc[0])
+        runs.append((find_device(device), float(launches["duration_ns"].mean()) * 1e-9))
+        if counts is None:
+            counts = counts_from_profile(profile, kernel).counts
+    assert counts is not None
+    pairs = []
+    for (spec_a, t_a), (spec_b, t_b) in ((runs[0], runs[1]), (runs[1], runs[0])):
+        rp_a = spec_a.boost_clock_hz * gpu_cores(spec_a)
+        rp_b = spec_b.boost_clock_hz * gpu_cores(spec_b)
+        point = PairPoint(
+            spec_a, spec_b, t_a * rp_a / rp_b / t_b,
+            bound_parts(counts, spec_a), bound_parts(counts, spec_b), t_a, t_b,
+        )  # fmt: skip
+        pairs.append(point)
+    return _pair_splits("SGEMM coalesced 1024³ (GTX 1660 SUPER, A10G)", pairs)
+
+
+def splits() -> list[Split]:
+    """Every split of every data set that is present (deterministic order)."""
+    out: list[Split] = []
+    if DATA.is_dir():
+        out += bspgpu_splits()
+    if BPNN.is_dir():
+        out += bpnn_splits()
+    if all(path.is_file() for path, _ in SGEMM_PAIR):
+        out += sgemm_splits()
+    return out
+
+
+def render_splits(found: list[Split]) -> str:
+    lines = [
+        "== leave-one-out splits: one calibration run, every other board predicted",
+        "   (paper: one λ; arch: λ = λ_app · η_arch, docs/bsp.md Decision B1; roofline-sum:",
+        "   (C + M) / λ_app, -max: max(C, M) / λ_app, -smooth: (C² + M²)^½ / λ_app, Decision B2;",
+        f"   the code's default: {DEFAULT_COLUMN}, its roofline form: {ROOFLINE_COLUMN})",
+    ]
+    for s in found:
+        lines += [
+            f"  {s.data}, {s.split} (target >= {100 * s.target:.0f} % in [0.8,1.2]; "
+            f"memory part dominant on {s.memory_bound()}/{len(s.points)} predicted points):",
+            *[_stats_line(f"{form} form", stats(s.ratios(form))) for form in FORM_COLUMNS],
+            f"    -> {DEFAULT_COLUMN} form {'meets' if s.met() else 'does NOT meet'} the target; "
+            + ", ".join(f"{form} {100 * s.share(form):.1f} %" for form in FORM_COLUMNS),
+        ]
+    best, means = best_form(found)
+    best_roofline, _ = best_form(found, tuple(_COMBINE_OF))
+    if BPNN.is_dir():
+        alone, roof = bpnn_own_counts_share()
+        lines.append(
+            "  diagnostic, bpnn across families with each board's OWN counts (not available "
+            f"from one run): compute part alone {100 * alone:.1f} %, roofline {100 * roof:.1f} %"
+        )
+    lines += [
+        "  mean share in [0.8,1.2] over the splits: "
+        + ", ".join(f"{form} {100 * m:.1f} %" for form, m in means.items()),
+        f"  -> best form: {best} (the code's default: {DEFAULT_COLUMN}); best roofline "
+        f"combination: {best_roofline} (the code's: {ROOFLINE_COLUMN})",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def main() -> int:
     if not DATA.is_dir():
         print(f"needs the paper's data in {DATA}", file=sys.stderr)
         return 2
     results, notes = reproduce()
     sys.stdout.write(render(results, notes))
+    sys.stdout.write("\n" + render_splits(splits()))
     return 0
 
 

@@ -12,14 +12,15 @@ from collections.abc import Callable, Sequence
 
 import click
 
-import parsers
+from advisor import pipeline
+from advisor.cli import options
 from advisor.devices.database import find_device
 from advisor.errors import UsageError
 from advisor.models.bsp import DEFAULT_LATENCIES, GpuSpec, Latencies, ThreadCounts
 from advisor.models.bsp.app import read_app
+from advisor.models.bsp.arch import DEFAULT_FORM, FORMS
 from advisor.models.bsp.profile import counts_from_profile, pick_kernel, profiled_time_note
 from advisor.models.bsp.result import profile_per_thread, render_text, run_bsp, to_json
-from advisor.profile import merge
 
 CALIBRATE_SYNTAX = "GPU:N:TIME, e.g. 'GeForce GTX 680:1024:26.2' (N the input size, TIME in ms)"
 
@@ -87,32 +88,49 @@ def _gpu_names(values: Sequence[str]) -> list[str]:
 
 
 @predict_group.command(name="bsp")
-@click.option("--app", "app_path", type=click.Path(dir_okay=False), help="Application file.")
+@click.option("--app", "app_path", type=options.INPUT_PATH, help="Application file.")
 @click.option(
     "--profile",
     "profile_paths",
     multiple=True,
-    type=click.Path(),
+    type=options.INPUT_PATH,
     help="Profile(s) of one run to take per-thread counts from (instead of --app).",
 )
 @click.option("--kernel", help="Kernel of the profile to model (substring of its name).")
 @click.option(
     "--calibrate",
     "calibrate",
-    required=True,
     metavar="GPU:N:TIME",
-    help="Measured run, TIME in ms.",
+    help="Measured run, TIME in ms (with --profile: default the profile's own GPU and time).",
+)
+@click.option(
+    "--device",
+    "device",
+    metavar="NAME|FILE.json",
+    help="--profile only: the profiled GPU, when the profile does not name it, or a device "
+    "characterization file (its measured DRAM latency enters η_arch).",
 )
 @click.option("--gpu", "gpus", multiple=True, metavar="NAME[,NAME...]", help="GPUs to predict for.")
 @click.option("--sizes", metavar="N1,N2,...", help="Input sizes to predict (--app only).")
+@click.option(
+    "--form",
+    type=click.Choice(FORMS),
+    default=DEFAULT_FORM,
+    show_default=True,
+    help="arch: λ = λ_app·η_arch, carried across GPU generations; roofline: smooth maximum "
+    "of a compute part and a DRAM-bandwidth part over one λ_app (both this project's "
+    "extensions); paper: the original model's one λ for every GPU.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def bsp_cmd(
     app_path: str | None,
     profile_paths: tuple[str, ...],
     kernel: str | None,
-    calibrate: str,
+    calibrate: str | None,
+    device: str | None,
     gpus: tuple[str, ...],
     sizes: str | None,
+    form: str,
     as_json: bool,
 ) -> None:
     """Predict a kernel's time on other GPUs and sizes from one measured run (BSP model).
@@ -125,16 +143,34 @@ def bsp_cmd(
     λ is fitted on the measured run given by --calibrate GPU:N:TIME (TIME in milliseconds), then
     T_k is predicted for every --gpu (default: the calibration GPU) and every --sizes value
     (default: the calibration N).  Per-thread counts come from an application file (--app,
-    expressions of N) or from a profile of one run (--profile; it fixes the size).
+    expressions of N) or from a profile of one run (--profile; it fixes the size).  With
+    --profile, --calibrate defaults to the profile's own GPU and its kernel's measured time:
+    predict a kernel on a GPU you do not have from one profile of it.
+
+    The default form carries λ across GPU generations: λ = λ_app·η_arch, where η_arch of a GPU
+    is its issue slots per SM over its FP32 cores per SM times 500 cycles over its DRAM
+    latency; --form roofline predicts a smooth maximum of a compute part and a memory part over
+    λ_app instead, the compute part the instructions over the GPU's issue rate, the memory part
+    the DRAM bytes over its bandwidth; --form paper keeps the paper's one λ for every GPU.
+    Every form prints, per GPU, which of the two parts dominates.
 
     \f
-    Seed 000 §IV, equations (3)-(5); MODELS.md §3.
+    Seed 000 §IV, equations (3)-(5); MODELS.md §3; docs/bsp.md Decisions B1 (architecture form)
+    and B2 (roofline form, default choice).
     """
     if (app_path is None) == (not profile_paths):
         raise UsageError("give exactly one of --app FILE or --profile FILE")
-    cal_gpu_name, cal_size, measured_s = parse_calibration(calibrate)
-    cal_gpu = find_gpu(cal_gpu_name, "--calibrate")
-    targets = [find_gpu(name, "--gpu") for name in _gpu_names(gpus)] if gpus else [cal_gpu]
+    if device is not None and not profile_paths:
+        raise UsageError("--device applies to --profile only")
+    if calibrate is None and not profile_paths:
+        raise UsageError(f"--app needs --calibrate {CALIBRATE_SYNTAX}")
+    characterizations: dict[str, object] = {}
+    cal_gpu: GpuSpec | None = None
+    cal_size, measured_s = 1.0, 0.0
+    if calibrate is not None:
+        cal_gpu_name, cal_size, measured_s = parse_calibration(calibrate)
+        cal_gpu = find_gpu(cal_gpu_name, "--calibrate")
+    target_specs = [find_gpu(name, "--gpu") for name in _gpu_names(gpus)]
     counts_at: Callable[[float], ThreadCounts]
     latencies: Latencies = DEFAULT_LATENCIES
     paths: tuple[str, ...]
@@ -154,13 +190,31 @@ def bsp_cmd(
                 "--sizes needs --app: counts from a profile hold for the profiled run only; "
                 "write an application file to predict other sizes"
             )
-        profile = merge([parsers.read(p) for p in profile_paths])
+        profile = pipeline.read(profile_paths)
         found = counts_from_profile(profile, pick_kernel(profile, kernel))
         counts_at = _constant(found.counts)
         kind, name, paths = "profile", found.kernel, profile_paths
         per_thread = profile_per_thread(found.counts, found.sources)
         notes = (*found.assumed, profiled_time_note(found))
+        if cal_gpu is None or device is not None:
+            characterization, why = pipeline.device_for(profile, device)
+            if characterization is not None:
+                characterizations[characterization.device.name] = characterization
+            if cal_gpu is None:
+                if characterization is None:
+                    raise UsageError(
+                        f"predict bsp: {why}; give --device NAME or --calibrate {CALIBRATE_SYNTAX}"
+                    )
+                if found.measured_s is None or not found.measured_s > 0:
+                    raise UsageError(
+                        f"predict bsp: the profile holds no duration of {found.kernel!r}; "
+                        f"give --calibrate {CALIBRATE_SYNTAX}"
+                    )
+                cal_gpu, measured_s = characterization.device, found.measured_s
+                notes = (*notes, f"calibrated on the profile's own run ({cal_gpu.name})")
         size_list = [cal_size]
+    assert cal_gpu is not None  # --app requires --calibrate; --profile sets it above
+    targets = target_specs or [cal_gpu]
     try:
         result = run_bsp(
             input_kind=kind,
@@ -175,6 +229,8 @@ def bsp_cmd(
             measured_s=measured_s,
             gpus=targets,
             sizes=size_list,
+            form=form,
+            characterizations=characterizations,
         )
     except ValueError as exc:
         raise UsageError(f"predict bsp: {exc}") from None

@@ -28,16 +28,17 @@ import click
 from advisor import pipeline, progress
 from advisor.cli import options
 from advisor.criteria.engine import collect
+from advisor.devices.database import find_device
 from advisor.errors import EXIT_GATE, UnreadableInput, UsageError, one_line
 from advisor.models.bsp.app import read_app
 from advisor.models.maxsum import description as maxsum_input
-from advisor.output import write_atomic
+from advisor.output import refuse_inputs, write_atomic
 from advisor.report import gates
-from advisor.report.predictions import ModelInputs
+from advisor.report.predictions import ModelInputs, other_gpus_json
 
 
 @click.command(name="report")
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=True))
+@click.argument("files", nargs=-1, required=True, type=options.INPUT_PATH)
 @options.outputs("the report", "the analysis (layout: docs/criteria.md)", folders=True)
 @options.device(
     "GPU name from the database or a device characterization JSON file "
@@ -83,7 +84,7 @@ from advisor.report.predictions import ModelInputs
 @click.option(
     "--app",
     "app_path",
-    type=click.Path(dir_okay=False),
+    type=options.INPUT_PATH,
     help="BSP application description (as predict bsp --app takes); needs --app-size.",
 )
 @click.option(
@@ -96,8 +97,16 @@ from advisor.report.predictions import ModelInputs
 @click.option(
     "--kernels",
     "kernels_path",
-    type=click.Path(dir_okay=False),
+    type=options.INPUT_PATH,
     help="MAX/SUM kernel description (as predict maxsum --kernel takes).",
+)
+@click.option(
+    "--predict-gpu",
+    "predict_gpus",
+    multiple=True,
+    metavar="NAME[,NAME...]",
+    help="Also predict every kernel's time on these GPUs (BSP, calibrated on this run; "
+    "as predict bsp --profile).",
 )
 def report_cmd(
     files: tuple[str, ...],
@@ -114,6 +123,7 @@ def report_cmd(
     app_path: str | None = None,
     app_size: float | None = None,
     kernels_path: str | None = None,
+    predict_gpus: tuple[str, ...] = (),
 ) -> None:
     """Score every kernel of the FILEs (one application run) on the nine optimization criteria
     and write the report as HTML (-o), Markdown (--markdown) and/or JSON (--json).
@@ -121,7 +131,7 @@ def report_cmd(
     With --per-file, every profile in the FILE folders gets its own report, plus an index."""
     options.require_output("report", html_path, markdown_path, json_path, files=not per_file)
     conditions = [gates.parse(expr) for expr in fail_if]
-    models = _model_inputs(app_path, app_size, kernels_path, per_file)
+    models = _model_inputs(app_path, app_size, kernels_path, per_file, predict_gpus)
     if per_file:
         from advisor.cli import batch as cli_batch  # modules a single report does not load
         from advisor.report import batch
@@ -131,6 +141,8 @@ def report_cmd(
         code = cli_batch.report_folder(files, settings, jobs or cli_batch.default_jobs(), quiet)
         raise click.exceptions.Exit(code)
     _check_single(files, jobs, html_path, markdown_path, json_path)
+    inputs = options.run_inputs(files, app_path, kernels_path, device)
+    refuse_inputs((html_path, markdown_path, json_path), inputs)
     renders = sum(out is not None for out in (html_path, markdown_path))
     bar = progress.for_inputs(files, len(files) + 1 + renders + (renders > 0), quiet)
     run = pipeline.analyse(
@@ -143,20 +155,25 @@ def report_cmd(
     )
     data = run.data
     hints = len(data["application"]["hints"])
+    folded = data["application"].get("other_kernels") or {}
+    kernels = len(data["kernels"]) + int(folded.get("kernels", 0))  # scored + folded
     if json_path is not None:
-        write_atomic(json_path, pipeline.json_text(data), inputs=files)
-        options.say(quiet, f"wrote {json_path}: {len(data['kernels'])} kernels, {hints} hints")
+        if models.predict_gpus:  # the carried predictions join the JSON only when asked for
+            built_json = pipeline.build(run, models, steps=bar)
+            data = {**data, "bsp_other_gpus": other_gpus_json(built_json.predictions)}
+        write_atomic(json_path, pipeline.json_text(data), inputs=inputs)
+        options.say(quiet, f"wrote {json_path}: {kernels} kernels, {hints} hints")
     if html_path is not None or markdown_path is not None:
         from advisor.render import report as render  # not loaded for --json alone
 
         built = pipeline.build(run, models, steps=bar)
         if html_path is not None:
             html = bar.call(f"rendering {html_path}", render.html, built)
-            write_atomic(html_path, html, inputs=files)
-            options.say(quiet, f"wrote {html_path}: {len(data['kernels'])} kernels, {hints} hints")
+            write_atomic(html_path, html, inputs=inputs)
+            options.say(quiet, f"wrote {html_path}: {kernels} kernels, {hints} hints")
         if markdown_path is not None:
             text = bar.call(f"rendering {markdown_path}", render.markdown, built)
-            write_atomic(markdown_path, text, inputs=files)
+            write_atomic(markdown_path, text, inputs=inputs)
             options.say(quiet, f"wrote {markdown_path}")
     failed, unevaluated = gates.check(conditions, data)
     if allow_missing:
@@ -182,11 +199,24 @@ def gate_exit(failed: list[str]) -> None:
 
 
 def _model_inputs(
-    app_path: str | None, app_size: float | None, kernels_path: str | None, per_file: bool
+    app_path: str | None,
+    app_size: float | None,
+    kernels_path: str | None,
+    per_file: bool,
+    predict_gpus: tuple[str, ...] = (),
 ) -> ModelInputs:
     """The descriptions given for the predictions, read and checked (bad files: exit 3)."""
-    if per_file and (app_path or kernels_path):
-        raise UsageError("report: --app and --kernels describe one run; not with --per-file")
+    if per_file and (app_path or kernels_path or predict_gpus):
+        raise UsageError(
+            "report: --app, --kernels and --predict-gpu describe one run; not with --per-file"
+        )
+    names = [n.strip() for value in predict_gpus for n in value.split(",")]
+    if any(not n for n in names):
+        raise UsageError("--predict-gpu: empty GPU name; give NAME[,NAME...]")
+    try:
+        gpus = tuple(find_device(n) for n in dict.fromkeys(names))
+    except UsageError as exc:
+        raise UsageError(f"--predict-gpu: {exc}") from None
     if (app_path is None) != (app_size is None):
         raise UsageError("report: --app FILE and --app-size N go together")
     if app_size is not None and not (math.isfinite(app_size) and app_size > 0):
@@ -195,7 +225,9 @@ def _model_inputs(
     if app is not None and app_size is not None:
         app.counts(app_size)  # an expression that fails at N is an input error now
     description = maxsum_input.load(kernels_path) if kernels_path is not None else None
-    return ModelInputs(app=app, app_size=app_size, kernel_description=description)
+    return ModelInputs(
+        app=app, app_size=app_size, kernel_description=description, predict_gpus=gpus
+    )
 
 
 def _check_single(files: tuple[str, ...], jobs: int | None, *outputs: str | None) -> None:

@@ -228,9 +228,11 @@ class _View:
 def markdown(report: Report, max_chars: int = MARKDOWN_MAX_CHARS) -> str:
     """The pull-request comment: verdict, facts, top kernels, hints, then the folded details;
     at most ``max_chars`` characters (the folded sections list fewer kernels first)."""
+    from advisor.render.host_markdown import host_section  # imports this module's helpers
+
     view = _View(report)
     head = "".join(
-        (_verdict(view), _facts(view), _top_kernels(view), _hints(view)),
+        (_verdict(view), _facts(view), _top_kernels(view), _hints(view), host_section(report)),
     )
     listed = len(report.table)
     while True:
@@ -542,6 +544,15 @@ def _predictions(report: Report) -> str:
         ratios = [k.ratio for k in p.bsp.kernels if k.ratio is not None]
         spread = f", predicted/measured {min(ratios):.2f}–{max(ratios):.2f}" if ratios else ""
         lines.append(f"BSP λ = {p.bsp.lam:.4g} over {len(p.bsp.kernels)} kernels{spread}")
+        for o in p.bsp.other_gpus:  # report --predict-gpu (default form, Decisions B1, B2)
+            times = ", ".join(
+                f"#{rank} {duration(ms * 1e6)} ({part})"
+                for (rank, _, ms), (_, part) in zip(o.predicted_ms, o.dominant, strict=True)
+            )
+            lines.append(
+                f"BSP on {md_escape(o.gpu)} ({o.form} form, η_arch {o.eta_arch:.3g}; "
+                f"limiter in brackets): {times or 'no kernel'}"
+            )
     else:
         lines.append("BSP: per-thread counts not in the profile")
     if p is not None and p.bsp is not None and p.bsp.app is not None:

@@ -18,6 +18,15 @@ them.
 equals the kernel's base name, or starts with it followed by ``-`` / ``_``), and the λ that
 measurement implies (the value ``predict bsp --calibrate`` would fit).
 
+**BSP on other GPUs** (``report --predict-gpu "A,B"``): every kernel with counts predicted on
+each named GPU in the default form of ``predict bsp`` (:data:`advisor.models.bsp.arch.DEFAULT_FORM`;
+the architecture form λ = λ_app · η_arch, docs/bsp.md Decisions B1 and B2), calibrated on the
+kernel's own measured time on the report's GPU: λ_app = λ_k / η_arch(report GPU), T_k on GPU g
+with λ_app · η_arch(g) (roofline form: λ_app = model(report GPU) / T_measured, T = model(g) /
+λ_app).  Each kernel on each GPU names the roofline part that dominates there (compute or
+memory, :func:`advisor.models.bsp.arch.bound_parts`).  A kernel without a measured time is not
+carried.
+
 **MAX/SUM** (``report --kernels FILE``): the bounds of every described kernel per launch, the
 measured time the mean duration of the profile's launches whose name contains the kernel's
 ``profile_name`` (as ``predict maxsum --profile`` does), and where it falls.
@@ -35,8 +44,17 @@ from advisor.devices.database import DeviceSpec, find_device
 from advisor.errors import InputError, UsageError
 from advisor.models import bsp, maxsum
 from advisor.models.bsp.app import AppDescription
+from advisor.models.bsp.arch import (
+    DEFAULT_FORM,
+    FORM_ARCH,
+    FORM_ROOFLINE,
+    ArchFactors,
+    arch_factors,
+    bound_parts,
+)
 from advisor.models.bsp.profile import COLLECT_HINT, counts_from_profile, launches_by_kernel
 from advisor.models.maxsum.description import KernelDescription
+from advisor.models.maxsum.measured import measured_like
 from advisor.profile import Profile
 
 #: kernels given a BSP prediction (the ones with the largest share of GPU time)
@@ -58,11 +76,26 @@ class BspKernel:
     implied_lambda: float | None  # T_k(λ = 1) / measured
     sources: tuple[tuple[str, str], ...]
     assumed: tuple[str, ...]
+    counts: bsp.ThreadCounts | None = None  # per thread, for the other GPUs' predictions
 
     @property
     def ratio(self) -> float | None:
         """predicted / measured (1 = exact)."""
         return None if not self.measured_ms else self.predicted_ms / self.measured_ms
+
+
+@dataclass(frozen=True)
+class OtherGpu:
+    """The report's kernels predicted on another GPU (``report --predict-gpu``)."""
+
+    gpu: str
+    clock_hz: float
+    cores: int
+    eta_arch: float
+    factors: str  # ArchFactors.describe()
+    predicted_ms: tuple[tuple[int | None, str, float], ...]  # (rank, kernel, ms per launch)
+    form: str = DEFAULT_FORM
+    dominant: tuple[tuple[int | None, str], ...] = ()  # (rank, "compute" or "memory")
 
 
 @dataclass(frozen=True)
@@ -78,6 +111,8 @@ class BspPrediction:
     app: BspKernel | None
     app_note: str | None
     notes: tuple[str, ...]
+    other_gpus: tuple[OtherGpu, ...] = ()
+    eta_arch: float | None = None  # of the report's GPU, when other GPUs are predicted
 
 
 @dataclass(frozen=True)
@@ -106,6 +141,7 @@ class ModelInputs:
     app: AppDescription | None = None
     app_size: float | None = None
     kernel_description: KernelDescription | None = None
+    predict_gpus: tuple[DeviceSpec, ...] = ()  # report --predict-gpu
 
     def on(self, characterization: Any) -> ModelInputs:
         """These inputs on the analysis' resolved device (an ``advisor.devices.database``
@@ -132,9 +168,72 @@ def build_predictions(
         reason = "BSP needs the GPU's clock and cores: the device was not identified (--device)"
     else:
         bsp_view = _bsp(profile, kernels, inputs.device, inputs.app, inputs.app_size)
+        if inputs.predict_gpus:
+            bsp_view = _on_other_gpus(bsp_view, inputs.device, inputs.predict_gpus)
     description = inputs.kernel_description
     ms_view = _maxsum(profile, description) if description is not None else None
     return Predictions(bsp=bsp_view, bsp_unavailable=reason, maxsum=ms_view)
+
+
+def _on_other_gpus(
+    view: BspPrediction, device: DeviceSpec, gpus: Sequence[DeviceSpec]
+) -> BspPrediction:
+    """Each kernel with a measured time carried to ``gpus`` in :data:`DEFAULT_FORM` (module
+    docstring), with the roofline part that dominates on each GPU."""
+    home: ArchFactors = arch_factors(device)
+    carried = [k for k in view.kernels if k.implied_lambda is not None and k.counts is not None]
+    others = []
+    for gpu in gpus:
+        factors = arch_factors(gpu)
+        clock, cores = float(gpu.boost_clock_hz), bsp.gpu_cores(gpu)
+        rows, dominant = [], []
+        for k in carried:
+            assert k.counts is not None and k.implied_lambda is not None and k.measured_ms
+            parts = bound_parts(k.counts, gpu, factors.eta_issue)
+            if DEFAULT_FORM == FORM_ROOFLINE:
+                lam_app = bound_parts(k.counts, device).combined() * 1e3 / k.measured_ms
+                ms = parts.combined() * 1e3 / lam_app
+            else:
+                eta = factors.eta / home.eta if DEFAULT_FORM == FORM_ARCH else 1.0
+                ms = k.threads * k.cycles_per_thread / (clock * cores) * 1e3
+                ms /= k.implied_lambda * eta
+            rows.append((k.rank, k.kernel, ms))
+            dominant.append((k.rank, parts.dominant))
+        others.append(
+            OtherGpu(
+                gpu=gpu.name,
+                clock_hz=clock,
+                cores=cores,
+                eta_arch=factors.eta,
+                factors=factors.describe(),
+                predicted_ms=tuple(rows),
+                form=DEFAULT_FORM,
+                dominant=tuple(dominant),
+            )
+        )
+    return replace(view, other_gpus=tuple(others), eta_arch=home.eta)
+
+
+def other_gpus_json(predictions: Predictions | None) -> list[dict[str, Any]]:
+    """``report --predict-gpu`` in the JSON: per GPU, η_arch and each kernel's predicted ms."""
+    if predictions is None or predictions.bsp is None:
+        return []
+    return [
+        {
+            "gpu": o.gpu,
+            "clock_hz": o.clock_hz,
+            "cores": o.cores,
+            "eta_arch": o.eta_arch,
+            "eta_arch_report_gpu": predictions.bsp.eta_arch,
+            "factors": o.factors,
+            "form": o.form,
+            "kernels": [
+                {"rank": rank, "name": name, "predicted_ms": ms, "dominant": part}
+                for (rank, name, ms), (_, part) in zip(o.predicted_ms, o.dominant, strict=True)
+            ],
+        }
+        for o in predictions.bsp.other_gpus
+    ]
 
 
 def database_device(device: Mapping[str, Any]) -> DeviceSpec | None:
@@ -196,6 +295,7 @@ def _bsp(
             implied_lambda=u / m if m else None,
             sources=c.sources,
             assumed=c.assumed,
+            counts=c.counts,
         )
         for (rank, c, m), u in zip(found, unscaled, strict=True)
     )
@@ -271,8 +371,10 @@ def base_name(kernel: str) -> str:
 def _maxsum(profile: Profile, description: KernelDescription) -> MaxSumView:
     notes: list[str] = []
     kernels = []
+    measured = measured_like(profile, description.profile_names)
     for model, wanted in zip(description.kernels, description.profile_names, strict=True):
-        measured_ns = _mean_duration_like(profile, wanted)
+        found = measured[wanted]
+        measured_ns = None if found is None else found.mean_ns
         if measured_ns is None:
             notes.append(f"{model.name}: no profile kernel named like {wanted!r}; not measured")
         kernels.append(
@@ -297,19 +399,6 @@ def _maxsum(profile: Profile, description: KernelDescription) -> MaxSumView:
         ),
         notes=tuple(notes),
     )
-
-
-def _mean_duration_like(profile: Profile, wanted: str) -> float | None:
-    """Mean launch duration (ns) of the kernels whose name contains ``wanted`` (any case),
-    else their summaries' average."""
-    launches = profile.launches
-    hit = launches[launches["name"].str.contains(wanted, case=False, regex=False, na=False)]
-    durations = hit["duration_ns"].dropna()
-    if durations.empty:
-        summary = profile.kernel_summary
-        hit = summary[summary["name"].str.contains(wanted, case=False, regex=False, na=False)]
-        durations = hit["avg_ns"].dropna()
-    return None if durations.empty else float(durations.mean())
 
 
 def _measured_ms(k: Mapping[str, Any]) -> float | None:

@@ -259,11 +259,11 @@ def test_app_defaults_and_latency_override() -> None:
     ("data", "message"),
     [
         ([], "JSON object"),
-        ({"threads": 1, "comp": 1, "ld1": 1}, "missing required key(s) 'st1'"),
+        ({"threads": 1, "comp": 1, "ld1": 1}, "missing required key 'st1'"),
         ({"threads": 1, "comp": 1, "ld1": 1, "st1": 1, "ldl": 2}, "unknown key(s) 'ldl'"),
         ({"threads": "M", "comp": 1, "ld1": 1, "st1": 1}, "field 'threads'"),
         ({"threads": 1, "comp": 1, "ld1": 1, "st1": 1, "version": 2}, "version 2"),
-        ({"threads": 1, "comp": 1, "ld1": 1, "st1": 1, "name": 3}, "must be text"),
+        ({"threads": 1, "comp": 1, "ld1": 1, "st1": 1, "name": 3}, "name: expected a string"),
         ({"threads": 1, "comp": 1, "ld1": 1, "st1": 1, "latency_cycles": {"g": 1}}, "'g'"),
     ],
 )
@@ -315,7 +315,7 @@ def test_predict_bsp_table() -> None:
     assert "ld1=2*N" in out
     header = next(line for line in out.splitlines() if line.startswith("GPU"))
     assert header.split() == ["GPU", "N", "threads", "cycles/thread", "R", "(MHz)", "P", "(cores)",
-                              "predicted", "(ms)"]  # fmt: skip
+                              "λ", "predicted", "(ms)"]  # fmt: skip
     row = out.splitlines()[-1]
     assert row.startswith("GeForce GTX Titan") and " 1024 " in row and "1015284" in row
 

@@ -73,6 +73,9 @@ class ThreadCounts:
 
     ``comp_cycles`` = Comp; ``shared_loads``/``shared_stores`` = ld0/st0;
     ``global_loads``/``global_stores`` = ld1/st1; hit rates are fractions of the global loads.
+    ``word_bytes`` (bytes per global access) and ``dram_bytes`` (measured DRAM bytes per thread,
+    None when not measured) feed only the memory part of the roofline form
+    (:mod:`advisor.models.bsp.arch`, docs/bsp.md Decision B2); the paper's equations ignore them.
     """
 
     threads: float
@@ -83,6 +86,8 @@ class ThreadCounts:
     global_stores: float
     l1_hit_rate: float = 0.0
     l2_hit_rate: float = 0.0
+    word_bytes: float = 4.0  # 32-bit words: the paper's applications are single precision
+    dram_bytes: float | None = None
 
     def __post_init__(self) -> None:
         for name in (
@@ -92,8 +97,11 @@ class ThreadCounts:
             "shared_stores",
             "global_loads",
             "global_stores",
+            "word_bytes",
         ):
             _check_count(name, getattr(self, name))
+        if self.dram_bytes is not None:
+            _check_count("dram_bytes", self.dram_bytes)
         for name in ("l1_hit_rate", "l2_hit_rate"):
             value = getattr(self, name)
             if not (math.isfinite(value) and 0.0 <= value <= 1.0):
@@ -143,6 +151,17 @@ class Prediction:
     cores: int
     lam: float
     predicted_s: float
+    eta: float = 1.0  # η_arch of this GPU (1 in the paper's form); lam = λ_app · eta
+    # the roofline parts on this GPU at λ = 1 (advisor.models.bsp.arch.bound_parts), s
+    compute_s: float = math.nan
+    memory_s: float = math.nan
+
+    @property
+    def dominant(self) -> str:
+        """The larger roofline part, "compute" or "memory" ("" when they are not known)."""
+        if not (math.isfinite(self.compute_s) and math.isfinite(self.memory_s)):
+            return ""
+        return "memory" if self.memory_s > self.compute_s else "compute"
 
 
 def comm_sm_cycles(shared_loads: float, shared_stores: float, g_sm: float = G_SM_CYCLES) -> float:
@@ -231,11 +250,17 @@ def predict(
     gpus: Sequence[GpuSpec],
     sizes: Sequence[float],
     latencies: Latencies = DEFAULT_LATENCIES,
+    etas: Sequence[float] | None = None,
 ) -> list[Prediction]:
-    """T_k for every (GPU, size), GPUs in the given order, sizes in the given order."""
+    """T_k for every (GPU, size), GPUs in the given order, sizes in the given order.
+
+    ``etas``: η_arch per GPU (``advisor.models.bsp.arch``); then ``lam`` is λ_app and GPU i is
+    predicted with λ_app · etas[i].  Without it every GPU gets ``lam`` (the paper's form)."""
     out: list[Prediction] = []
-    for gpu in gpus:
+    for i, gpu in enumerate(gpus):
         cores = gpu_cores(gpu)
+        eta = 1.0 if etas is None else float(etas[i])
+        gpu_lam = lam * eta
         for size in sizes:
             counts = counts_at(size)
             out.append(
@@ -246,8 +271,11 @@ def predict(
                     cycles_per_thread=cycles_per_thread(counts, latencies),
                     clock_hz=float(gpu.boost_clock_hz),
                     cores=cores,
-                    lam=lam,
-                    predicted_s=kernel_time_s(counts, gpu.boost_clock_hz, cores, lam, latencies),
+                    lam=gpu_lam,
+                    predicted_s=kernel_time_s(
+                        counts, gpu.boost_clock_hz, cores, gpu_lam, latencies
+                    ),
+                    eta=eta,
                 )
             )
     return out

@@ -22,6 +22,10 @@ L1 rate   ``l1_cache_global_hit_rate`` (Fermi/Kepler), else ``global_hit_rate``,
           ``tex_cache_hit_rate`` (Maxwell+ / ncu ``l1tex__t_sector_hit_rate``)
 L2 rate   ``l2_l1_read_hit_rate`` (Fermi/Kepler), else ``l2_tex_read_hit_rate``, else
           ``l2_tex_hit_rate`` (ncu ``lts__t_sector_hit_rate``)
+DRAM B    (``dram_read_bytes`` + ``dram_write_bytes``) / t, else 32 B ×
+          (``dram_read_transactions`` + ``dram_write_transactions``) / t (both of a pair
+          needed); else none (the roofline form then counts the missed accesses × word)
+word      mean width (bits / 8) of the ``gld_inst_*bit`` and ``gst_inst_*bit`` counts, else 4 B
 ========  ==========================================================================
 
 Warp-level counts × 32 assume full warps (a divergent kernel is over-counted; λ absorbs it, as it
@@ -50,6 +54,10 @@ GLD_THREAD_METRICS = tuple(f"gld_inst_{bits}bit" for bits in (8, 16, 32, 64, 128
 GST_THREAD_METRICS = tuple(f"gst_inst_{bits}bit" for bits in (8, 16, 32, 64, 128))
 L1_RATE_METRICS = ("l1_cache_global_hit_rate", "global_hit_rate", "tex_cache_hit_rate")
 L2_RATE_METRICS = ("l2_l1_read_hit_rate", "l2_tex_read_hit_rate", "l2_tex_hit_rate")
+#: measured DRAM traffic, in the order tried: bytes, then 32-byte transactions (sectors)
+DRAM_BYTE_METRICS = ("dram_read_bytes", "dram_write_bytes")
+DRAM_SECTOR_METRICS = ("dram_read_transactions", "dram_write_transactions")
+DRAM_SECTOR_BYTES = 32
 #: every canonical metric :func:`counts_from_profile` may read (the module docstring's table)
 METRICS: tuple[str, ...] = (
     "grid_size",
@@ -65,6 +73,8 @@ METRICS: tuple[str, ...] = (
     *GST_THREAD_METRICS,
     *L1_RATE_METRICS,
     *L2_RATE_METRICS,
+    *DRAM_BYTE_METRICS,
+    *DRAM_SECTOR_METRICS,
 )
 COLLECT_HINT = (
     "collect them with nvprof --metrics inst_executed_global_loads,inst_executed_global_stores,"
@@ -201,6 +211,28 @@ def _per_thread_memory(
     return None, ""
 
 
+def _dram_bytes(metrics: dict[str, float], threads: float) -> tuple[float | None, str]:
+    """Measured DRAM bytes per thread (module docstring), or None."""
+    if all(n in metrics for n in DRAM_BYTE_METRICS):
+        total = sum(metrics[n] for n in DRAM_BYTE_METRICS)
+        return total / threads, "(dram_read_bytes + dram_write_bytes) / t"
+    if all(n in metrics for n in DRAM_SECTOR_METRICS):
+        total = DRAM_SECTOR_BYTES * sum(metrics[n] for n in DRAM_SECTOR_METRICS)
+        return total / threads, "32 × (dram_read_transactions + dram_write_transactions) / t"
+    return None, ""
+
+
+def _word_bytes(metrics: dict[str, float]) -> float | None:
+    """Mean bytes per global access from the thread-level width counts, or None."""
+    widths = [
+        (int(name.split("_")[-1].removesuffix("bit")) / 8, metrics[name])
+        for name in (*GLD_THREAD_METRICS, *GST_THREAD_METRICS)
+        if name in metrics
+    ]
+    accesses = sum(count for _, count in widths)
+    return sum(b * count for b, count in widths) / accesses if accesses > 0 else None
+
+
 def _first(metrics: dict[str, float], names: tuple[str, ...]) -> tuple[float | None, str]:
     for name in names:
         if name in metrics:
@@ -285,6 +317,13 @@ def counts_from_profile(
         assumed.append(f"L2 hit rate {l2:.3f} reduced to 1 − L1 = {1 - l1:.3f}")
         l2 = 1.0 - l1
 
+    dram, dram_src = _dram_bytes(metrics, threads)
+    if dram is not None:
+        sources.append(("dram_bytes", dram_src))
+    word = _word_bytes(metrics)
+    if word is not None:
+        sources.append(("word_bytes", "mean width of gld_inst_*bit, gst_inst_*bit"))
+
     durations, devices = launches.durations, launches.devices
     return ProfileCounts(
         kernel=kernel,
@@ -300,6 +339,8 @@ def counts_from_profile(
             global_stores=st1,
             l1_hit_rate=l1,
             l2_hit_rate=l2,
+            word_bytes=4.0 if word is None else word,
+            dram_bytes=dram,
         ),
         sources=tuple(sources),
         assumed=tuple(assumed),

@@ -1,17 +1,22 @@
 """One ``predict bsp`` run as data, and its text and JSON forms (seed 000; MODELS.md §3).
 
 :func:`run_bsp` calibrates λ on the measured (GPU, N, time) and predicts T_k for every requested
-GPU and size; :func:`render_text` and :func:`to_json` only format the resulting
-:class:`BspResult` (no computation happens while rendering).
+GPU and size, in the paper's form (one λ for every GPU), the architecture form
+(λ = λ_app · η_arch, :mod:`advisor.models.bsp.arch`, docs/bsp.md Decision B1) or the roofline
+form (compute part + memory part, Decision B2).  In every form each prediction carries the
+roofline parts of its GPU, so the output names the part that dominates;
+:func:`render_text` and :func:`to_json` only format the resulting :class:`BspResult` (no
+computation happens while rendering).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
+from advisor.devices.database import DeviceSpec
 from advisor.models.bsp import (
     SEED,
     GpuSpec,
@@ -23,8 +28,29 @@ from advisor.models.bsp import (
     kernel_time_s,
     predict,
 )
+from advisor.models.bsp.arch import (
+    FORM_ARCH,
+    FORM_PAPER,
+    FORM_ROOFLINE,
+    FORMS,
+    ROOFLINE_COMBINE,
+    ArchFactors,
+    BoundParts,
+    arch_factors,
+    bound_parts,
+    global_bytes_per_thread,
+    issue_slots_per_thread,
+)
 
 EQUATION = "T_k = t·(Comp + Comm_GM + Comm_SM) / (R·P·λ)"
+PAPER_FORM_LABEL = "paper (seed 000 §V)"
+ARCH_FORM_LABEL = "architecture (project's own, docs/bsp.md Decision B1)"
+ROOFLINE_FORM_LABEL = "roofline (project's own, docs/bsp.md Decision B2)"
+_JOINED = {"sum": "(C + M)", "max": "max(C, M)", "smooth": "(C² + M²)^½"}
+ROOFLINE_EQUATION = (
+    "C = t·(Comp + ld0 + st0 + ld1 + st1)/(R·P·η_issue), M = t·B/bandwidth, "
+    f"T = {_JOINED[ROOFLINE_COMBINE]}/λ_app"
+)
 
 
 @dataclass(frozen=True)
@@ -36,6 +62,8 @@ class Calibration:
     measured_s: float
     unscaled_s: float
     lam: float
+    lam_app: float | None = None  # λ / η_arch (arch form) or model / T_measured (roofline form)
+    parts: BoundParts | None = None  # roofline parts of the calibration run at λ = 1
 
 
 @dataclass(frozen=True)
@@ -50,6 +78,8 @@ class BspResult:
     latencies: Latencies
     calibration: Calibration
     predictions: tuple[Prediction, ...]
+    form: str = FORM_PAPER
+    factors: tuple[ArchFactors, ...] = ()  # calibration GPU first, then the predicted ones
 
 
 def run_bsp(
@@ -66,8 +96,16 @@ def run_bsp(
     measured_s: float,
     gpus: Sequence[GpuSpec],
     sizes: Sequence[float],
+    form: str = FORM_PAPER,
+    characterizations: Mapping[str, Any] | None = None,
 ) -> BspResult:
-    """Fit λ on the calibration run and predict every (GPU, size); errors are ValueError."""
+    """Fit λ on the calibration run and predict every (GPU, size); errors are ValueError.
+
+    ``form``: ``"paper"`` (seed 000: the same λ on every GPU), ``"arch"`` (λ_app · η_arch) or
+    ``"roofline"`` (compute part + memory part over λ_app); the last two need database
+    entries (:class:`~advisor.devices.database.DeviceSpec`).
+    ``characterizations``: GPU name -> measured characterization (its DRAM latency feeds η_mem).
+    """
     lam = fit_lambda(counts_at, calibration_gpu, calibration_size, measured_s, latencies)
     unscaled = kernel_time_s(
         counts_at(calibration_size),
@@ -76,6 +114,29 @@ def run_bsp(
         1.0,
         latencies,
     )
+    if form not in FORMS:
+        raise ValueError(f"unknown form {form!r}; use one of {', '.join(FORMS)}")
+    chars = characterizations or {}
+    factors: tuple[ArchFactors, ...] = ()
+    etas: list[float] | None = None
+    lam_app: float | None = None
+    cal_parts = _parts(counts_at(calibration_size), calibration_gpu)
+    if form in (FORM_ARCH, FORM_ROOFLINE):
+        factors = tuple(
+            arch_factors(g, chars.get(g.name))  # type: ignore[arg-type]
+            for g in (calibration_gpu, *gpus)
+        )
+    if form == FORM_ARCH:
+        lam_app = lam / factors[0].eta
+        etas = [f.eta for f in factors[1:]]
+        predictions = predict(counts_at, lam_app, gpus, sizes, latencies, etas)
+    elif form == FORM_ROOFLINE:
+        if cal_parts is None or not cal_parts.combined() > 0:
+            raise ValueError("cannot calibrate the roofline form: it predicts 0 s on that run")
+        lam_app = cal_parts.combined() / measured_s
+        predictions = _predict_roofline(counts_at, lam_app, gpus, sizes)
+    else:
+        predictions = predict(counts_at, lam, gpus, sizes, latencies)
     return BspResult(
         input_kind=input_kind,
         input_name=input_name,
@@ -89,9 +150,60 @@ def run_bsp(
             measured_s=measured_s,
             unscaled_s=unscaled,
             lam=lam,
+            lam_app=lam_app,
+            parts=cal_parts,
         ),
-        predictions=tuple(predict(counts_at, lam, gpus, sizes, latencies)),
+        predictions=tuple(_with_parts(p, counts_at, gpus) for p in predictions),
+        form=form,
+        factors=factors,
     )
+
+
+def _parts(counts: ThreadCounts, gpu: GpuSpec) -> BoundParts | None:
+    """The roofline parts on a database GPU (None for a GPU without its facts)."""
+    return bound_parts(counts, gpu) if isinstance(gpu, DeviceSpec) else None
+
+
+def _with_parts(
+    p: Prediction, counts_at: Callable[[float], ThreadCounts], gpus: Sequence[GpuSpec]
+) -> Prediction:
+    gpu = next(g for g in gpus if g.name == p.gpu)
+    parts = _parts(counts_at(p.size), gpu)
+    if parts is None:
+        return p
+    return replace(p, compute_s=parts.compute_s, memory_s=parts.memory_s)
+
+
+def _predict_roofline(
+    counts_at: Callable[[float], ThreadCounts],
+    lam_app: float,
+    gpus: Sequence[GpuSpec],
+    sizes: Sequence[float],
+) -> list[Prediction]:
+    """T(g) = model(g) / λ_app for every (GPU, size); ``cycles_per_thread`` holds the issue
+    slots per thread and ``eta`` η_issue (arch.py, roofline form)."""
+    out: list[Prediction] = []
+    for gpu in gpus:
+        if not isinstance(gpu, DeviceSpec):
+            raise ValueError(f"{gpu.name}: the roofline form needs a GPU database entry")
+        eta_issue = arch_factors(gpu).eta_issue
+        for size in sizes:
+            counts = counts_at(size)
+            parts = bound_parts(counts, gpu, eta_issue)
+            out.append(
+                Prediction(
+                    gpu=gpu.name,
+                    size=size,
+                    threads=counts.threads,
+                    cycles_per_thread=issue_slots_per_thread(counts),
+                    clock_hz=float(gpu.boost_clock_hz),
+                    cores=gpu_cores(gpu),
+                    lam=lam_app,
+                    predicted_s=parts.combined() / lam_app,
+                    eta=eta_issue,
+                )
+            )
+    return out
 
 
 def format_ms(seconds: float) -> str:
@@ -127,9 +239,27 @@ def render_text(result: BspResult) -> str:
         f"g_L1={lat.l1_cycles:g} g_L2={lat.l2_cycles:g} cycles",
         f"calibration  {cal.gpu} at N={_size(cal.size)}: measured {format_ms(cal.measured_s)} ms,"
         f" λ=1 predicts {format_ms(cal.unscaled_s)} ms -> λ = {cal.lam:.4g}",
-        "",
     ]
-    header = ("GPU", "N", "threads", "cycles/thread", "R (MHz)", "P (cores)", "predicted (ms)")
+    if result.form == FORM_ARCH and cal.lam_app is not None:
+        lines += [
+            f"form         {ARCH_FORM_LABEL}: λ = λ_app · η_arch, "
+            f"λ_app = {cal.lam:.4g} / {result.factors[0].eta:.3g} = {cal.lam_app:.4g}",
+            *[f"η_arch       {f.describe()}" for f in dict.fromkeys(result.factors)],
+        ]
+    elif result.form == FORM_ROOFLINE and cal.lam_app is not None and cal.parts is not None:
+        lines += [
+            f"form         {ROOFLINE_FORM_LABEL}: {ROOFLINE_EQUATION}",
+            f"             on {cal.gpu}: C = {format_ms(cal.parts.compute_s)} ms, M = "
+            f"{format_ms(cal.parts.memory_s)} ms -> λ_app = {cal.lam_app:.4g} "
+            "(λ column: λ_app; cycles/thread: issue slots)",
+        ]
+    else:
+        lines.append(f"form         {PAPER_FORM_LABEL}: the same λ on every GPU")
+    lines += [f"limiter      {line}" for line in _limiter_lines(result)]
+    lines.append("")
+    header = (
+        "GPU", "N", "threads", "cycles/thread", "R (MHz)", "P (cores)", "λ", "predicted (ms)"
+    )  # fmt: skip
     rows = [
         (
             p.gpu,
@@ -138,6 +268,7 @@ def render_text(result: BspResult) -> str:
             _size(p.cycles_per_thread),
             f"{p.clock_hz / 1e6:g}",
             str(p.cores),
+            f"{p.lam:.4g}",
             format_ms(p.predicted_s),
         )
         for p in result.predictions
@@ -149,6 +280,23 @@ def render_text(result: BspResult) -> str:
         ]
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines) + "\n"
+
+
+def _limiter_lines(result: BspResult) -> list[str]:
+    """The calibration run's and each predicted (GPU, N)'s roofline parts at λ = 1 and the
+    one that dominates."""
+    cal = result.calibration
+    rows = [(f"{cal.gpu} N={_size(cal.size)} (calibration)", cal.parts)] if cal.parts else []
+    rows += [
+        (f"{p.gpu} N={_size(p.size)}", BoundParts(p.compute_s, p.memory_s))
+        for p in result.predictions
+        if p.dominant
+    ]
+    return [
+        f"{where}: compute {format_ms(parts.compute_s)} ms, memory "
+        f"{format_ms(parts.memory_s)} ms at peak rates -> {parts.dominant} dominates"
+        for where, parts in rows
+    ]
 
 
 def _finite(value: float) -> float | None:
@@ -163,6 +311,20 @@ def to_json(result: BspResult) -> dict[str, Any]:
         "model": "bsp",
         "source": SEED,
         "equation": EQUATION,
+        "form": result.form,
+        "roofline_combine": ROOFLINE_COMBINE if result.form == FORM_ROOFLINE else None,
+        "eta_arch": {
+            f.gpu: {
+                "eta": f.eta,
+                "eta_issue": f.eta_issue,
+                "eta_mem": f.eta_mem,
+                "issue_lanes_per_sm": f.issue_lanes_per_sm,
+                "fp32_cores_per_sm": f.fp32_cores_per_sm,
+                "dram_latency_cycles": f.dram_latency_cycles,
+                "latency_source": f.latency_source,
+            }
+            for f in result.factors
+        },
         "input": {
             "kind": result.input_kind,
             "name": result.input_name,
@@ -182,6 +344,8 @@ def to_json(result: BspResult) -> dict[str, Any]:
             "measured_ms": _finite(cal.measured_s * 1e3),
             "unscaled_ms": _finite(cal.unscaled_s * 1e3),
             "lambda": _finite(cal.lam),
+            "lambda_app": None if cal.lam_app is None else _finite(cal.lam_app),
+            **_parts_json(cal.parts),
         },
         "predictions": [
             {
@@ -192,10 +356,26 @@ def to_json(result: BspResult) -> dict[str, Any]:
                 "clock_hz": p.clock_hz,
                 "cores": p.cores,
                 "lambda": _finite(p.lam),
+                "eta_arch": None if result.form == FORM_ROOFLINE else _finite(p.eta),
+                "eta_issue": _finite(p.eta) if result.form == FORM_ROOFLINE else None,
                 "predicted_ms": _finite(p.predicted_s * 1e3),
+                **_parts_json(
+                    BoundParts(p.compute_s, p.memory_s) if p.dominant else None,
+                ),
             }
             for p in result.predictions
         ],
+    }
+
+
+def _parts_json(parts: BoundParts | None) -> dict[str, Any]:
+    """The roofline parts at λ = 1 in ms and the dominant one (all null when unknown)."""
+    if parts is None:
+        return {"compute_ms": None, "memory_ms": None, "dominant": None}
+    return {
+        "compute_ms": _finite(parts.compute_s * 1e3),
+        "memory_ms": _finite(parts.memory_s * 1e3),
+        "dominant": parts.dominant,
     }
 
 
@@ -213,6 +393,12 @@ def profile_per_thread(
         ("st1", counts.global_stores),
         ("l1_hit_rate", counts.l1_hit_rate),
         ("l2_hit_rate", counts.l2_hit_rate),
+        ("bytes", global_bytes_per_thread(counts)),
+    )
+    where["bytes"] = (
+        where.get("dram_bytes", "measured DRAM bytes")
+        if counts.dram_bytes is not None
+        else f"(ld1 + st1 − L1 − L2) × {counts.word_bytes:.3g} B"
     )
     return tuple(
         (key, _size(value) + (f" [{where[key]}]" if key in where else "")) for key, value in values
