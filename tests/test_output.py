@@ -290,11 +290,22 @@ def test_missing_input_is_one_line_exit_3(tmp_path: Path, args: list[str]) -> No
     assert not out.exists()
 
 
-def test_unreadable_input_is_one_line_exit_3(tmp_path: Path) -> None:
-    if os.geteuid() == 0:
-        pytest.skip("root reads every file")
+def test_unreadable_input_is_one_line_exit_3(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = _copy(TRACE, tmp_path)
     path.chmod(0)
+    if os.geteuid() == 0:  # root reads every file: the open fails as it does for other users
+        import parsers.source
+
+        real_open = parsers.source.os.open
+
+        def denied(name: object, *args: object, **kwargs: object) -> int:
+            if str(name) == str(path):
+                raise PermissionError(13, "Permission denied", str(path))
+            return real_open(name, *args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(parsers.source.os, "open", denied)
     code, _, err = run("report", str(path), "--json", str(tmp_path / "r.json"))
     assert code == 3, err
     assert_one_line_error(err, str(path), "Permission denied")

@@ -398,10 +398,15 @@ def compare(
             )
     chains = _chains(by_kernel, raw)
     ranked = sorted(chains, key=lambda c: _rank_key(c[0], by_kernel))
-    tracks = tuple(_track(kernels, methods, by_kernel) for kernels, methods in ranked)
-    ledger = tuple(e for t in tracks for e in _ledger(t, names, by_kernel))
+    # distinct display names across the tracks (template instances that shorten alike keep
+    # the arguments they differ in), largest first
+    shown = display.distinct_names(n for kernels, _ in ranked for n in _distinct(kernels))
+    tracks = tuple(_track(kernels, methods, by_kernel, shown) for kernels, methods in ranked)
+    ledger = tuple(e for t in tracks for e in _ledger(t, names, by_kernel, shown))
     matches = tuple(_pair_match(i, tracks, names, raw[i - 1]) for i in range(1, len(names)))
-    checks = tuple(_check_pair(i, tracks, m, by_kernel) for i, m in enumerate(matches, start=1))
+    checks = tuple(
+        _check_pair(i, tracks, m, by_kernel, shown) for i, m in enumerate(matches, start=1)
+    )
     times = [data["application"]["gpu_time_ns"] for _, _, data in versions]
     summaries = tuple(
         VersionSummary(
@@ -771,10 +776,19 @@ def unmatched_warnings(comparison: Comparison) -> list[str]:
     return lines
 
 
-def pair_display(before: str | None, after: str | None, short: bool = True) -> str:
-    """A kernel of a version pair: its name, or ``before → after`` where the names differ."""
+def pair_display(
+    before: str | None,
+    after: str | None,
+    short: bool = True,
+    shown: Mapping[str, str] | None = None,
+) -> str:
+    """A kernel of a version pair: its name, or ``before → after`` where the names differ;
+    ``short``: each name shortened, as ``shown`` maps it where given (the comparison's distinct
+    display names)."""
     names = _distinct([before, after])
-    return " → ".join(shorten(n) if short else n for n in names)
+    if not short:
+        return " → ".join(names)
+    return " → ".join(shown[n] if shown and n in shown else shorten(n) for n in names)
 
 
 def to_json(comparison: Comparison) -> dict[str, Any]:
@@ -910,13 +924,15 @@ def _track(
     kernels: list[str | None],
     methods: list[str | None],
     by_kernel: list[dict[str, Mapping[str, Any]]],
+    shown: Mapping[str, str],
 ) -> KernelTrack:
+    """One kernel's track; ``shown``: the display name of every kernel name."""
     found = [by_kernel[i][n] if n is not None else None for i, n in enumerate(kernels)]
     durations = tuple(k["duration_ns"] if k is not None else None for k in found)
     first = durations[0]
     return KernelTrack(
         name=next(n for n in kernels if n is not None),
-        display_name=" → ".join(shorten(n) for n in _distinct(kernels)),
+        display_name=" → ".join(shown[n] for n in _distinct(kernels)),
         durations_ns=durations,
         speedup_vs_first=(None, *(validation.speedup(first, d) for d in durations[1:])),
         speedup_vs_previous=(
@@ -930,7 +946,10 @@ def _track(
 
 
 def _ledger(
-    track: KernelTrack, names: list[str], by_kernel: list[dict[str, Mapping[str, Any]]]
+    track: KernelTrack,
+    names: list[str],
+    by_kernel: list[dict[str, Mapping[str, Any]]],
+    shown: Mapping[str, str],
 ) -> list[LedgerEntry]:
     out = []
     for i in range(1, len(names)):
@@ -945,7 +964,7 @@ def _ledger(
                 out.append(
                     LedgerEntry(
                         kernel=b,
-                        display_name=pair_display(b, a),
+                        display_name=pair_display(b, a, shown=shown),
                         criterion=c,
                         from_version=names[i - 1],
                         to_version=names[i],
@@ -965,10 +984,11 @@ def _check_pair(
     tracks: tuple[KernelTrack, ...],
     match: PairMatch,
     by_kernel: list[dict[str, Mapping[str, Any]]],
+    shown: Mapping[str, str],
 ) -> PairCheck:
     """Versions ``i - 1`` and ``i`` scored as benchmark steps, one per matched kernel."""
     kernels = tuple(
-        _check_kernel(b, a, by_kernel[i - 1][b], by_kernel[i][a], t.matched_by[i] or EXACT)
+        _check_kernel(b, a, by_kernel[i - 1][b], by_kernel[i][a], t.matched_by[i] or EXACT, shown)
         for t in tracks
         if (b := t.names[i - 1]) is not None and (a := t.names[i]) is not None
     )
@@ -995,7 +1015,12 @@ def _check_pair(
 
 
 def _check_kernel(
-    name: str, to_name: str, before: Mapping[str, Any], after: Mapping[str, Any], method: str
+    name: str,
+    to_name: str,
+    before: Mapping[str, Any],
+    after: Mapping[str, Any],
+    method: str,
+    shown: Mapping[str, str],
 ) -> KernelCheck:
     measured = validation.speedup(before["duration_ns"], after["duration_ns"])
     overall = _speedup(before.get("potential_speedup"))
@@ -1010,7 +1035,7 @@ def _check_kernel(
     )
     return KernelCheck(
         kernel=name,
-        display_name=pair_display(name, to_name),
+        display_name=pair_display(name, to_name, shown=shown),
         measured_speedup=measured,
         overall_predicted=overall,
         overall_error=_error(overall, measured),

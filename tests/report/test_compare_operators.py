@@ -88,3 +88,20 @@ def test_operator_tracks_need_a_host_block_in_every_version() -> None:
     assert [t.operator for t in tracks] == ["aten::mm", "aten::bmm"]
     assert tracks[0].gpu_time_ns == (10.0, None) and tracks[0].speedup_vs_previous == (None, None)
     assert tracks[1].launches == (None, 2)
+
+
+def test_template_instances_that_shorten_alike_get_distinct_names(tmp_path: Path) -> None:
+    long_args = "at::native::FillFunctor<float>, at::detail::Array<char*, 1>, " * 3
+    names = [f"void elementwise<4, {long_args}{i}>(int)" for i in range(3)]
+    events = [dict(e) for e in step_events()]
+    kernels = [e for e in events if e.get("cat") == "kernel"][:3]
+    for e, name in zip(kernels, names, strict=True):
+        e["name"] = name
+    base = write_trace(tmp_path / "base.json", events)
+    test = write_trace(tmp_path / "test.json", events)
+    out = tmp_path / "c.md"
+    result = CliRunner().invoke(main, ["compare", str(base), str(test), "--markdown", str(out)])
+    assert result.exit_code == 0, result.stderr
+    rows = [ln.split(" | ")[0] for ln in out.read_text().splitlines() if "elementwise" in ln]
+    # the kernel table and the scored ledger, each naming the three kernels apart, alike
+    assert len(rows) == 6 and len(set(rows[:3])) == 3 and rows[3:] == rows[:3], rows
