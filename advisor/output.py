@@ -107,7 +107,7 @@ def refuse_inputs(outputs: Iterable[str | Path | None], inputs: Iterable[str | P
         if path is None:
             continue
         for source in sources:
-            if _same_file(source, Path(path)):
+            if same_file(source, Path(path)):
                 raise UsageError(
                     f"{path}: refusing to overwrite an input file; choose another output"
                 )
@@ -143,9 +143,9 @@ def _check_replaceable(shown: str, target: Path, found: os.stat_result) -> None:
         )
 
 
-def _same_file(source: Path, target: Path) -> bool:
-    """``target`` names ``source``: the same path once ``..`` and links are resolved, or a hard
-    link to it (the same device and inode)."""
+def same_file(source: Path, target: Path) -> bool:
+    """``target`` names ``source`` (also two outputs, neither of which exists yet): the same
+    path once ``..`` and links are resolved, or a hard link to it (the same device and inode)."""
     if os.path.realpath(source) == os.path.realpath(target):
         return True
     try:

@@ -410,3 +410,14 @@ def test_unrelated_system_error_stays_internal(
     code, _, err = run("report", str(TRACE), "--json", str(tmp_path / "r.json"))
     assert code == 1, err
     assert_one_line_error(err, "internal error: SystemError: a bug")
+
+
+@pytest.mark.parametrize("second", ["--markdown", "--json"])
+def test_two_outputs_naming_one_file_are_refused(tmp_path: Path, second: str) -> None:
+    out = tmp_path / "out"
+    code, _, err = run(
+        "report", str(TRACE), "-o", str(out), second, str(tmp_path / ".." / tmp_path.name / "out")
+    )
+    assert code == 2, err
+    assert_one_line_error(err, "name the same file")
+    assert not out.exists()  # refused before anything is written

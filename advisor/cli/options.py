@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from advisor.criteria.engine.speedups import AMDAHL, SPEEDUP_FORMS
 from advisor.errors import UsageError, one_line
+from advisor.output import same_file
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -137,6 +139,21 @@ def require_output(
         )
     if files:
         check_suffixes(html_path, markdown_path, json_path)
+        check_distinct_outputs(html_path, markdown_path, json_path)
+
+
+def check_distinct_outputs(*paths: str | None) -> None:
+    """Refuse two output options naming one file (``-o out --markdown out``, also through ``..``
+    or a link): the second would replace the first, which would be lost (exit 2)."""
+    given = [(option, path) for (option, _, _), path in zip(OUTPUT_SUFFIXES, paths, strict=True)
+             if path is not None]  # fmt: skip
+    for i, (option, path) in enumerate(given):
+        for other, other_path in given[i + 1 :]:
+            if same_file(Path(path), Path(other_path)):
+                raise UsageError(
+                    f"{other_path}: {option} and {other} name the same file; give each output "
+                    "its own name"
+                )
 
 
 #: the output options and the file-name suffixes of the format each writes
