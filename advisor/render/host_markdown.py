@@ -7,6 +7,7 @@ from __future__ import annotations
 from advisor.render.display import duration, shorten
 from advisor.render.markdown import md_code, md_escape
 from advisor.report.build import Report
+from advisor.report.host_view import HostView
 
 #: operators and sync rows listed in the comment (the HTML report lists more)
 ROWS = 5
@@ -14,6 +15,20 @@ ROWS = 5
 
 def _pct(value: float) -> str:
     return f"{100 * value:.1f}%"
+
+
+def hostsync_note(h: HostView) -> str:
+    """What HOSTSYNC's estimate means on a PyTorch trace, for the verdict: how much of the idle
+    the host spent elsewhere and in launch delay, and what removing the synchronizations alone
+    buys (HOSTSYNC promises the whole idle back, which needs the host to launch sooner)."""
+    idle = h.idle_total
+    return (
+        f"On this trace the streams wait {duration(idle.host_wait_ns)} for the host (busy "
+        f"elsewhere, launching late) and {duration(idle.launch_delay_ns)} in launch delay, "
+        f"summed over streams; removing the host synchronizations alone buys up to "
+        f"{h.syncs_speedup:.2f}x, the rest needs the host to launch sooner (CUDA graphs, "
+        "torch.compile, asynchronous data loading)."
+    )
 
 
 def host_section(report: Report) -> str:

@@ -278,9 +278,14 @@ def _verdict(view: _View) -> str:
             if h.application_speedup is not None
             else "no estimate of the gain"
         )
+        note = ""
+        if h.criterion == "HOSTSYNC" and view.report.host is not None:
+            from advisor.render.host_markdown import hostsync_note  # imports this module
+
+            note = " " + md_escape(hostsync_note(view.report.host))
         return (
             f"**cuda-advisor: fix {h.criterion} first**{_where(view, h)}: {md_escape(h.title)} — "
-            f"{gain} ({potential}).\n\n"
+            f"{gain} ({potential}).{note}\n\n"
         )
     if s.potential_speedup is not None:
         return (

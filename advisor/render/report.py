@@ -21,6 +21,7 @@ from advisor.criteria import SPECS
 from advisor.criteria.engine.hints import MIN_SHARE_OF_GPU_TIME
 from advisor.render import charts
 from advisor.render.display import shorten, visible_text
+from advisor.render.host_markdown import hostsync_note
 from advisor.render.markdown import MARKDOWN_MAX_CHARS as MARKDOWN_MAX_CHARS
 from advisor.render.markdown import markdown as markdown
 from advisor.render.markdown import md_escape as md_escape
@@ -51,6 +52,7 @@ VERDICTS = {
     "above_sum": "above SUM",
 }
 
+
 def html(report: Report) -> str:
     """The report as one HTML document (deterministic: same report, same bytes).
 
@@ -64,6 +66,7 @@ def html(report: Report) -> str:
     streams_detail, streams_table = streams_sections(report.streams)
     return template.render(
         report=report,
+        host_note=hostsync_note(report.host) if report.host is not None else None,
         csp=CSP,
         min_share=MIN_SHARE_OF_GPU_TIME,
         criteria_charts=charts_by_rank,
