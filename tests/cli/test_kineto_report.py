@@ -46,7 +46,9 @@ def test_the_hostsync_verdict_says_what_removing_the_syncs_buys(tmp_path: Path) 
     # the step of trace_builder: HOSTSYNC is the first hint (the GPU idles most of the 200 us)
     trace = write_trace(tmp_path / "rank0.json", step_events())
     html, md = tmp_path / "r.html", tmp_path / "r.md"
-    result = CliRunner().invoke(main, ["report", str(trace), "-o", str(html), "--markdown", str(md)])
+    result = CliRunner().invoke(
+        main, ["report", str(trace), "-o", str(html), "--markdown", str(md)]
+    )
     assert result.exit_code == 0, result.stderr
     first = md.read_text().splitlines()[0]
     assert first.startswith("**cuda-advisor: fix HOSTSYNC first**")
