@@ -157,16 +157,18 @@ def report_cmd(
     hints = len(data["application"]["hints"])
     folded = data["application"].get("other_kernels") or {}
     kernels = len(data["kernels"]) + int(folded.get("kernels", 0))  # scored + folded
+    built = None  # the Report, built once for the JSON's carried predictions and the pages
     if json_path is not None:
         if models.predict_gpus:  # the carried predictions join the JSON only when asked for
-            built_json = pipeline.build(run, models, steps=bar)
-            data = {**data, "bsp_other_gpus": other_gpus_json(built_json.predictions)}
+            built = pipeline.build(run, models, steps=bar)
+            data = {**data, "bsp_other_gpus": other_gpus_json(built.predictions)}
         write_atomic(json_path, pipeline.json_text(data), inputs=inputs)
         options.say(quiet, f"wrote {json_path}: {kernels} kernels, {hints} hints")
     if html_path is not None or markdown_path is not None:
         from advisor.render import report as render  # not loaded for --json alone
 
-        built = pipeline.build(run, models, steps=bar)
+        if built is None:
+            built = pipeline.build(run, models, steps=bar)
         if html_path is not None:
             html = bar.call(f"rendering {html_path}", render.html, built)
             write_atomic(html_path, html, inputs=inputs)
