@@ -187,34 +187,52 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float | Decimal) and not isinstance(value, bool)
 
 
+#: the largest magnitude the integer columns (64-bit) hold; a value beyond is missing
+INT64_MAX = 2**63 - 1
+
+
+def _in_int64(value: int) -> int:
+    return value if -INT64_MAX <= value <= INT64_MAX else MISSING
+
+
 def ns(value: Any) -> int:
     """A ``ts`` (microseconds, int or Decimal) as integer nanoseconds; :data:`MISSING` when it
-    is not a number."""
+    is not a number or not one a 64-bit column holds (``1e999`` in a damaged trace)."""
     if not _is_number(value):
         return MISSING
     try:
-        return round(Decimal(value) * 1000) if isinstance(value, float) else int(value * 1000)
+        whole = round(Decimal(value) * 1000) if isinstance(value, float) else int(value * 1000)
     except (ValueError, OverflowError, ArithmeticError):
         return MISSING
+    return _in_int64(whole)
 
 
 def duration_ns(value: Any) -> float:
-    """A ``dur`` (microseconds) in nanoseconds; NaN when it is not a number."""
-    return float(value) * 1000.0 if _is_number(value) else math.nan
+    """A ``dur`` (microseconds) in nanoseconds; NaN when it is not a number (an infinite or
+    negative one is dropped with a note where the profile is built)."""
+    return number(value) * 1000.0
 
 
 def number(value: Any) -> float:
-    return float(value) if _is_number(value) else math.nan
+    if not _is_number(value):
+        return math.nan
+    try:
+        return float(value)
+    except (OverflowError, ValueError, ArithmeticError):
+        return math.nan
 
 
 def integer(value: Any) -> int:
-    """A whole number (an int, or a float/Decimal without a fraction), else :data:`MISSING`
-    (Kineto's ids are never negative except the stream -1 of a device-wide sync, which is
-    not read from here)."""
+    """A whole number (an int, or a float/Decimal without a fraction) a 64-bit column holds,
+    else :data:`MISSING` (Kineto's ids are never negative except the stream -1 of a
+    device-wide sync, which is not read from here)."""
     if isinstance(value, bool):
         return MISSING
     if isinstance(value, int):
-        return value
-    if isinstance(value, float | Decimal) and value == value and value % 1 == 0:
-        return int(value)
+        return _in_int64(value)
+    try:
+        if isinstance(value, float | Decimal) and value == value and value % 1 == 0:
+            return _in_int64(int(value))
+    except (OverflowError, ValueError, ArithmeticError):  # inf, or beyond Decimal's precision
+        pass
     return MISSING

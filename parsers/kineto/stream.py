@@ -15,7 +15,13 @@ magic bytes, never by the name).
   would round it to a quarter of a microsecond).
 
 A file that is not valid JSON, or is cut short, is a :class:`~advisor.errors.MalformedInput`
-naming the file and what the JSON parser said.
+naming the file and what the JSON parser said.  So is a trace the parser must not see
+(:class:`_Guarded`): arrays and objects nested deeper than :data:`MAX_DEPTH` (the parser keeps a
+path string per level: a 100,000-deep document would need gigabytes) or a number longer than
+:data:`MAX_NUMBER_CHARS` digits (the parser's C backend crashes on integers beyond Python's
+4,300-digit conversion limit).  A trace nests 5 levels deep and its longest numbers are 20
+digits; both checks run on the raw bytes as they stream by, brackets and digits inside strings
+counted too (a kernel name's ``{lambda()#1}`` opens and closes within the string).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from collections.abc import Iterator
 from typing import IO, Any, cast
 
 import ijson  # type: ignore[import-untyped]
+import numpy as np
 
 from advisor.errors import MalformedInput, UnreadableInput
 
@@ -36,6 +43,70 @@ GZIP_MAGIC = b"\x1f\x8b"
 HEADER_BYTES = 1 << 20
 #: keys one of which a Kineto trace's start holds (``traceEvents`` comes first in older files)
 _KEYS = (b'"traceEvents"', b'"schemaVersion"', b'"deviceProperties"', b'"distributedInfo"')
+
+
+#: deepest nesting of arrays and objects read (a Kineto trace uses 5)
+MAX_DEPTH = 64
+#: longest run of digits read (a Kineto trace's longest numbers, ids and epoch timestamps, have 20)
+MAX_NUMBER_CHARS = 100
+#: every digit as "0", every other byte as " ": a long number is a long run of "0"
+_DIGIT_RUNS = bytes(ord("0") if chr(b).isdigit() and b < 128 else ord(" ") for b in range(256))
+_LONG_RUN = b"0" * (MAX_NUMBER_CHARS + 1)
+_DIGITS = b"0123456789"
+#: +1 for ``[`` and ``{``, -1 for ``]`` and ``}``, 0 for any other byte
+_NESTING = np.zeros(256, np.int8)
+_NESTING[[ord("["), ord("{")]] = 1
+_NESTING[[ord("]"), ord("}")]] = -1
+
+
+class _Guarded(io.RawIOBase):
+    """The bytes of ``stream`` as they are read, refused (:class:`MalformedInput`) once they
+    nest deeper than :data:`MAX_DEPTH` or hold a number longer than :data:`MAX_NUMBER_CHARS`
+    digits; the counts carry over from one read to the next."""
+
+    def __init__(self, stream: IO[bytes], path: str) -> None:
+        self._stream = stream
+        self._path = path
+        self._depth = 0
+        self._digits = 0  # digits ending the bytes read so far
+        self._offset = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        chunk = self._stream.read(size)
+        if chunk:
+            self._check(chunk)
+            self._offset += len(chunk)
+        return chunk
+
+    def readinto(self, buffer: Any) -> int:
+        chunk = self.read(len(buffer))
+        buffer[: len(chunk)] = chunk
+        return len(chunk)
+
+    def _check(self, chunk: bytes) -> None:
+        lead = len(chunk) - len(chunk.lstrip(_DIGITS))
+        long = chunk.translate(_DIGIT_RUNS).find(_LONG_RUN)
+        if self._digits + lead > MAX_NUMBER_CHARS or long >= 0:
+            spans = self._digits + lead > MAX_NUMBER_CHARS  # begun in an earlier read
+            at = self._offset - self._digits if spans else self._offset + long
+            raise MalformedInput(
+                self._path, f"a number longer than {MAX_NUMBER_CHARS} digits at byte {at:,}"
+            )
+        tail = len(chunk) - len(chunk.rstrip(_DIGITS))
+        self._digits = self._digits + tail if tail == len(chunk) else tail
+        steps = _NESTING[np.frombuffer(chunk, np.uint8)]
+        if steps.any():
+            depth = self._depth + np.cumsum(steps, dtype=np.int64)
+            if int(depth.max()) > MAX_DEPTH:
+                at = self._offset + int(np.argmax(depth > MAX_DEPTH))
+                raise MalformedInput(
+                    self._path,
+                    f"arrays and objects nested deeper than {MAX_DEPTH} levels at byte {at:,}",
+                )
+            self._depth = int(depth[-1])
 
 
 def _text_start(head: bytes) -> bytes:
@@ -84,11 +155,11 @@ def read_header(path: str) -> dict[str, Any]:
             raise MalformedInput(path, f"not a readable gzip file: {exc}") from exc
     found: dict[str, Any] = {}
     try:
-        for key, value in ijson.kvitems(io.BytesIO(head), ""):
+        for key, value in ijson.kvitems(_Guarded(io.BytesIO(head), path), ""):
             if key == "traceEvents":
                 break
             found[key] = value
-    except ijson.JSONError:
+    except (ijson.JSONError, UnicodeDecodeError, MalformedInput):
         pass  # the head ends inside traceEvents, or the file is damaged (iter_events says so)
     return found
 
@@ -97,9 +168,11 @@ def iter_events(path: str) -> Iterator[dict[str, Any]]:
     """Every element of ``traceEvents``, in file order."""
     with open_stream(path) as stream:
         try:
-            yield from ijson.items(stream, "traceEvents.item")
+            yield from ijson.items(_Guarded(stream, path), "traceEvents.item")
         except ijson.JSONError as exc:
             raise MalformedInput(path, f"not valid JSON: {_first_line(exc)}") from exc
+        except UnicodeDecodeError as exc:
+            raise MalformedInput(path, f"not valid UTF-8 text: {exc.reason}") from exc
         except (OSError, EOFError, zlib.error) as exc:
             raise MalformedInput(path, f"not a readable gzip file: {exc}") from exc
 
