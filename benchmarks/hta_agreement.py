@@ -143,7 +143,7 @@ def compare(path: Path, analysis: Callable[..., Any]) -> list[tuple[str, str, st
     kernel_corr = set(profile.launches["correlation_id"].dropna().astype(int))
     hta_delay = launch[launch["correlation"].isin(kernel_corr)]["launch_delay"]
     delay = view.launch_delay
-    if delay is not None and len(hta_delay):
+    if delay is not None and delay.mean_after_call_ns is not None and len(hta_delay):
         ours_d, theirs_d = delay.mean_after_call_ns / 1000.0, float(hta_delay.mean())
         rows.append(
             (

@@ -78,8 +78,9 @@ class LaunchDelay:
     p95_ns: float
     max_ns: float
     #: mean of GPU start - end of the launch call (HTA's launch_delay: the wait once the call
-    #: has returned; negative where the kernel started before the call returned)
-    mean_after_call_ns: float
+    #: has returned; negative where the kernel started before the call returned); None when no
+    #: launch call's end is known
+    mean_after_call_ns: float | None
 
 
 @dataclass(frozen=True)
@@ -208,7 +209,7 @@ def launch_delay(profile: Profile) -> LaunchDelay | None:
         float(np.median(delay)),
         float(np.percentile(delay, 95)),
         float(delay.max()),
-        float(after.mean()) if len(after) else float("nan"),
+        float(after.mean()) if len(after) else None,
     )
 
 

@@ -128,7 +128,7 @@ class Collector:
             if start != MISSING:
                 ops = self.ops
                 ops["name"].append(self.names.code(str(event.get("name", ""))))
-                ops["thread"].append(self.threads.code((event.get("pid"), event.get("tid"))))
+                ops["thread"].append(self.threads.code(_thread(event.get("pid"), event.get("tid"))))
                 ops["start"].append(start)
                 ops["end"].append(start + max(0, ns(event.get("dur"))))
         elif cat == SYNC:
@@ -175,12 +175,22 @@ class Collector:
         cols = self.runtime
         pid, tid = event.get("pid"), event.get("tid")
         cols["name"].append(self.names.code(name))
-        cols["thread"].append(self.threads.code((pid, tid)))
+        cols["thread"].append(self.threads.code(_thread(pid, tid)))
         cols["pid"].append(integer(pid))
         cols["tid"].append(integer(tid))
         cols["start"].append(ns(event.get("ts")))
         cols["corr"].append(integer(args.get("correlation")))
         self.runtime_floats["duration"].append(duration_ns(event.get("dur")))
+
+
+def _thread(pid: Any, tid: Any) -> tuple[Any, Any]:
+    """The (pid, tid) of a host event as a key: numbers and texts as they are (a trace may name
+    its threads), anything else (a damaged trace's list or object) by its repr."""
+    return (_scalar(pid), _scalar(tid))
+
+
+def _scalar(value: Any) -> Any:
+    return value if value is None or isinstance(value, str | int | float | Decimal) else repr(value)
 
 
 def _is_number(value: Any) -> bool:

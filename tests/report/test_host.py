@@ -4,11 +4,13 @@ tests/parsers/kineto/trace_builder.py (times in us there, ns here)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 import parsers
+from advisor import pipeline
 from advisor.profile import Profile
 from advisor.report import host, operators
 from advisor.report.host_view import host_json, host_view
@@ -102,3 +104,20 @@ def test_host_view_only_for_kineto_and_json(step: Profile, tmp_path: Path) -> No
     assert data["syncs"][0]["operator"] == "aten::item"
     other = Profile(provenance=step.provenance[:0], launches=step.launches)
     assert host_view(other) is None
+
+
+def test_launch_delay_after_the_call_is_none_without_call_ends(tmp_path: Path) -> None:
+    # launch calls without a duration: their end is unknown, so is the delay after them; the
+    # JSON must still be written (no NaN)
+    events = step_events()
+    for e in events:
+        if e.get("cat") == "cuda_runtime":
+            e.pop("dur")
+    profile = parsers.read(write_trace(tmp_path / "t.json", events))
+    view = host_view(profile)
+    assert view is not None and view.launch_delay is not None
+    assert view.launch_delay.mean_after_call_ns is None
+    assert (
+        json.loads(pipeline.json_text(host_json(view)))["launch_delay"]["mean_after_call_ns"]
+        is None
+    )
