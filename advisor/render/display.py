@@ -15,6 +15,7 @@ overrides, controls) as ``\\u200b``-style escapes, so a name shows what it holds
 from __future__ import annotations
 
 import importlib
+import itertools
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -357,19 +358,24 @@ def _closing(name: str, start: int) -> int | None:
     return None
 
 
-def _arguments(inside: str) -> list[str]:
-    """A group's arguments: split at the commas outside brackets."""
-    out, depth, start = [], 0, 0
-    for i, ch in enumerate(inside):
+def top_level(text: str, sep: str) -> list[int]:
+    """The positions of ``sep`` in ``text`` outside ``<>``, ``()`` and ``[]`` (a C++ name holds
+    commas and ``=`` inside its template and parameter lists)."""
+    depth, found = 0, []
+    for i, ch in enumerate(text):
         if ch in "<([":
             depth += 1
         elif ch in ">)]" and depth:
             depth -= 1
-        elif ch == "," and depth == 0:
-            out.append(inside[start:i].strip())
-            start = i + 1
-    out.append(inside[start:].strip())
-    return out
+        elif ch == sep and depth == 0:
+            found.append(i)
+    return found
+
+
+def _arguments(inside: str) -> list[str]:
+    """A group's arguments: split at the commas outside brackets."""
+    cuts = [-1, *top_level(inside, ","), len(inside)]
+    return [inside[a + 1 : b].strip() for a, b in itertools.pairwise(cuts)]
 
 
 def _argument(arg: str) -> str:

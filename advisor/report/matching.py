@@ -200,14 +200,7 @@ def _resolve(text: str, names: Sequence[str], what: str, version: str) -> str | 
 
 def parse_match(text: str) -> tuple[str, str]:
     """``OLD=NEW``: split at the one ``=`` outside brackets (a C++ name may hold one inside)."""
-    depth, cut = 0, []
-    for i, ch in enumerate(text):
-        if ch in "<([":
-            depth += 1
-        elif ch in ">)]" and depth:
-            depth -= 1
-        elif ch == "=" and depth == 0:
-            cut.append(i)
+    cut = display.top_level(text, "=")
     old, new = (text[: cut[0]].strip(), text[cut[0] + 1 :].strip()) if len(cut) == 1 else ("", "")
     if not old or not new:
         raise UsageError(f"--match {text!r}: expected OLD=NEW (two kernel names or base names)")
