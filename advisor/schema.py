@@ -260,10 +260,19 @@ def categorical_of(codes: np.ndarray, words: Sequence[str | None]) -> pd.Categor
     repeat a word (two ids with one name) and hold words no code uses."""
     codes = np.asarray(codes, dtype=np.int64)
     used = np.bincount(codes[codes >= 0], minlength=len(words)) > 0
-    kept = sorted({w for w, u in zip(words, used.tolist(), strict=True) if u and w is not None})
-    place = {w: k for k, w in enumerate(kept)}
-    remap = np.array([-1 if w is None else place.get(w, -1) for w in words] + [-1], np.int64)
-    return pd.Categorical.from_codes(remap[codes], categories=pd.Index(kept, dtype=object))
+    at = np.flatnonzero(used & np.fromiter((w is not None for w in words), bool, len(words)))
+    present = np.empty(len(at), dtype=object)
+    present[:] = [words[i] for i in at.tolist()]
+    # sorted by an argsort and told apart from their neighbours, not through a set and a dict
+    # of the words (a column of 900,000 distinct names took 100 MiB more that way)
+    order = np.argsort(present, kind="stable")
+    ordered = present[order]
+    first = np.ones(len(ordered), dtype=bool)
+    first[1:] = ordered[1:] != ordered[:-1]
+    remap = np.full(len(words) + 1, -1, np.int64)  # the last slot is for code -1
+    remap[at[order]] = np.cumsum(first) - 1
+    kept = pd.Index(ordered[first], dtype=object)
+    return pd.Categorical.from_codes(remap[codes], categories=kept)
 
 
 def _categorical(series: pd.Series) -> pd.Series:
@@ -273,6 +282,8 @@ def _categorical(series: pd.Series) -> pd.Series:
     if isinstance(series.dtype, pd.CategoricalDtype):
         codes = series.cat.codes.to_numpy()
         labels = series.cat.categories
+        if _in_schema_form(codes, labels):
+            return series
     else:
         codes, labels = pd.factorize(series.astype("string"), use_na_sentinel=True)
     words = [str(w) for w in labels]
@@ -281,6 +292,17 @@ def _categorical(series: pd.Series) -> pd.Series:
     if already and list(out.categories) == words:  # sorted, all used: nothing to change
         return series
     return pd.Series(out, copy=False)
+
+
+def _in_schema_form(codes: np.ndarray, labels: pd.Index) -> bool:
+    """Categories already texts, sorted and all used (categories are distinct by construction):
+    checked without hashing them (a column of many distinct names)."""
+    if labels.dtype != object or not labels.is_monotonic_increasing:
+        return False
+    if not all(type(w) is str for w in labels):
+        return False
+    used = codes[codes >= 0]
+    return bool((np.bincount(used, minlength=len(labels)) > 0).all()) if len(labels) else True
 
 
 def _float_to_int(values: np.ndarray) -> pd.Series:

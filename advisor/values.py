@@ -108,16 +108,12 @@ def printable_frame(frame: pd.DataFrame | None) -> pd.DataFrame | None:
     """``frame`` with :func:`printable_column` on each column of Python strings."""
     if frame is None:
         return None
-    texts = [c for c in frame.columns if _holds_objects(frame[c])]
-    if not texts:
+    given = {c: frame[c] for c in frame.columns if _holds_objects(frame[c])}
+    fixed = {c: printable_column(series) for c, series in given.items()}
+    changed = {c: values for c, values in fixed.items() if values is not given[c]}
+    if not changed:  # (frame[c] is a new Series each time: compare with the ones given)
         return frame
-    fixed = {c: printable_column(frame[c]) for c in texts}
-    if all(fixed[c] is frame[c] for c in texts):
-        return frame
-    frame = frame.copy()
-    for column, values in fixed.items():
-        frame[column] = values
-    return frame
+    return frame.assign(**changed)
 
 
 def _holds_objects(series: pd.Series) -> bool:

@@ -42,7 +42,7 @@ DEVICE = "NVIDIA A100-SXM4-80GB"
 T0_NS = 512_340_118
 DEFAULT_N = 1_000_000
 #: rows of the many-distinct-names trace (about nine in ten of them kernels, each its own name)
-DISTINCT_N = 100_000
+DISTINCT_N = 1_000_000
 #: nsys's spelling of the directions in memcpy names (FORMATS.md §3.2)
 _NSYS_COPY = {"HtoD": "Host-to-Device", "DtoH": "Device-to-Host", "DtoD": "Device-to-Device"}
 #: ENUM_CUDA_MEMCPY_OPER / ENUM_CUDA_MEM_KIND ids of the real export

@@ -81,7 +81,7 @@ def read_rows(
     }
     floats = {j: np.empty(n) for j in numbers}
     nulls = dict.fromkeys(numbers, 0)
-    strings: dict[int, list[pa.Array]] = {j: [] for j in texts}
+    strings = {j: _Coder() for j in texts}
     done = 0
     whole = pa.py_buffer(raw)
     try:
@@ -95,7 +95,7 @@ def read_rows(
                 floats[j][done : done + rows] = column.to_numpy()
                 nulls[j] += column.null_count
             for j in texts:
-                strings[j].extend(table.column(str(j)).chunks)
+                strings[j].add(table.column(str(j)))
             done += rows
             del table
     except (pa.ArrowException, ValueError):
@@ -108,7 +108,7 @@ def read_rows(
         return None  # a blank line ends the table (it reads as a row of empty cells)
     columns: dict[int, object] = {}
     for j in used:
-        columns[j] = floats[j] if j in floats else _categorical(strings.pop(j))
+        columns[j] = floats[j] if j in floats else strings.pop(j).series()
     frame = pd.DataFrame(columns, copy=False)
     frame.columns = list(columns)
     return frame
@@ -128,18 +128,36 @@ def _pieces(raw: bytes, start: int, end: int) -> list[tuple[int, int]]:
     return pieces
 
 
-def _categorical(chunks: list[pa.Array]) -> pd.Series:
-    """Dictionary-encoded text blocks as one categorical column: the distinct texts once, a
-    code per row (no string per row is materialised)."""
-    column = pa.chunked_array(chunks, type=pa.dictionary(pa.int32(), pa.string()))
-    column = column.unify_dictionaries()
-    if column.num_chunks:
-        words = column.chunk(0).dictionary.to_pylist()
-        codes = np.concatenate([c.indices.to_numpy() for c in column.chunks])
-    else:
-        words, codes = [], np.empty(0, np.int32)
-    categories = pd.Index(words, dtype=object)
-    return pd.Series(pd.Categorical.from_codes(codes, categories=categories), copy=False)
+class _Coder:
+    """Dictionary-encoded text blocks as one categorical column, block by block: each block's
+    distinct texts become Python strings once and get codes in first-seen order, and the block
+    is let go (a column of many distinct names is not held as Arrow blocks, a unified Arrow
+    dictionary and Python strings at once)."""
+
+    def __init__(self) -> None:
+        self.codes: dict[str, int] = {}
+        self.words: list[str] = []
+        self.parts: list[np.ndarray] = []
+
+    def add(self, column: pa.ChunkedArray) -> None:
+        for chunk in column.chunks:
+            local = chunk.dictionary.to_pylist()
+            mapping = np.fromiter((self._code(w) for w in local), np.int32, count=len(local))
+            indices = chunk.indices.to_numpy(zero_copy_only=False)
+            self.parts.append(mapping[indices] if len(mapping) else indices.astype(np.int32))
+
+    def _code(self, word: str) -> int:
+        code = self.codes.get(word)
+        if code is None:
+            code = self.codes[word] = len(self.words)
+            self.words.append(word)
+        return code
+
+    def series(self) -> pd.Series:
+        codes = np.concatenate(self.parts) if self.parts else np.empty(0, np.int32)
+        categories = pd.Index(self.words, dtype=object)
+        self.codes, self.parts = {}, []
+        return pd.Series(pd.Categorical.from_codes(codes, categories=categories), copy=False)
 
 
 def recode(cells: pd.Series, texts: Callable[[pd.Series], pd.Series]) -> pd.Series:

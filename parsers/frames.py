@@ -85,9 +85,14 @@ def gpu_activity_frames(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]
     # the names are built from the distinct names below: not copied row by row here
     kernels = rows.loc[is_kernel, [c for c in _LAUNCH_COLS if c in rows.columns and c != "name"]]
     if len(kernels):
-        split = [split_correlation(t) for t in texts]
-        kernels["name"] = strings_by_code(codes[is_kernel], [n for n, _ in split], kernels.index)
-        suffix_ids = pd.Series(ints_by_code(codes[is_kernel], [i for _, i in split]))
+        names: list[str | None] = []
+        ids: list[int | None] = []
+        for text in texts:  # two lists, not a list of pairs (a million distinct names)
+            name, suffix = split_correlation(text)
+            names.append(name)
+            ids.append(suffix)
+        kernels["name"] = strings_by_code(codes[is_kernel], names, kernels.index)
+        suffix_ids = pd.Series(ints_by_code(codes[is_kernel], ids))
         suffix_ids.index = kernels.index
         if "correlation_id" in kernels.columns:
             kernels["correlation_id"] = kernels["correlation_id"].where(

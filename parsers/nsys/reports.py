@@ -131,8 +131,10 @@ class Frames:
         out: dict[str, pd.DataFrame] = {}
         if self.gpu_rows:
             rows = pd.concat(self.gpu_rows, ignore_index=True)
+            self.gpu_rows.clear()  # the rows live on in ``rows`` only: no second copy at once
             out["launches"], out["transfers"] = gpu_activity_frames(rows)
             out["devices"] = _devices(rows)
+            del rows
         for name in ("api_calls", "kernel_summary", "api_summary"):
             frames = getattr(self, name)
             if frames:
