@@ -23,6 +23,7 @@ import pandas as pd
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.csv as pacsv  # type: ignore[import-untyped]
 
+from parsers.codes import FirstSeen
 from parsers.units import MISSING_TOKENS, fits_int_array
 
 #: below this many bytes of rows the line scanner is as fast and the fast path is not tried
@@ -135,28 +136,20 @@ class _Coder:
     dictionary and Python strings at once)."""
 
     def __init__(self) -> None:
-        self.codes: dict[str, int] = {}
-        self.words: list[str] = []
+        self.words = FirstSeen()
         self.parts: list[np.ndarray] = []
 
     def add(self, column: pa.ChunkedArray) -> None:
         for chunk in column.chunks:
             local = chunk.dictionary.to_pylist()
-            mapping = np.fromiter((self._code(w) for w in local), np.int32, count=len(local))
+            mapping = np.fromiter((self.words.code(w) for w in local), np.int32, len(local))
             indices = chunk.indices.to_numpy(zero_copy_only=False)
             self.parts.append(mapping[indices] if len(mapping) else indices.astype(np.int32))
 
-    def _code(self, word: str) -> int:
-        code = self.codes.get(word)
-        if code is None:
-            code = self.codes[word] = len(self.words)
-            self.words.append(word)
-        return code
-
     def series(self) -> pd.Series:
         codes = np.concatenate(self.parts) if self.parts else np.empty(0, np.int32)
-        categories = pd.Index(self.words, dtype=object)
-        self.codes, self.parts = {}, []
+        categories = pd.Index(self.words.values, dtype=object)
+        self.words, self.parts = FirstSeen(), []
         return pd.Series(pd.Categorical.from_codes(codes, categories=categories), copy=False)
 
 

@@ -36,6 +36,8 @@ from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
+from parsers.codes import FirstSeen
+
 KERNEL = "kernel"
 MEMCPY = "gpu_memcpy"
 MEMSET = "gpu_memset"
@@ -54,21 +56,6 @@ _ALIASES = {
 MISSING = -1
 
 
-class Names:
-    """Distinct texts and their codes (first seen, first coded)."""
-
-    def __init__(self) -> None:
-        self.codes: dict[Any, int] = {}
-        self.values: list[Any] = []
-
-    def code(self, value: Any) -> int:
-        found = self.codes.get(value)
-        if found is None:
-            found = self.codes[value] = len(self.values)
-            self.values.append(value)
-        return found
-
-
 def _ints(*names: str) -> dict[str, array]:
     return {n: array("q") for n in names}
 
@@ -81,8 +68,8 @@ class Collector:
     """The columns of every category the profile uses, filled by :meth:`add`."""
 
     def __init__(self) -> None:
-        self.names = Names()  # kernel, API, operator, transfer names
-        self.threads = Names()  # (pid, tid) of host events
+        self.names = FirstSeen()  # kernel, API, operator, transfer names
+        self.threads = FirstSeen()  # (pid, tid) of host events
         self.kernels = _ints(
             "name", "device", "context", "stream", "start", "corr",
             "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "registers",
