@@ -153,6 +153,31 @@ class _Coder:
         return pd.Series(pd.Categorical.from_codes(codes, categories=categories), copy=False)
 
 
+def without_placeholders(
+    cells: pd.Series,
+    texts: Callable[[pd.Series], pd.Series],
+    placeholders: frozenset[str],
+    strip: bool,
+) -> pd.Series:
+    """:func:`recode` of a categorical column with ``texts``, where ``texts`` strips the cells
+    (``strip``) and makes the ``placeholders`` missing: done by removing the placeholder
+    categories, without re-encoding the column, when no category needs stripping (a column of a
+    million distinct names is not copied); :func:`recode` otherwise."""
+    words = cells.cat.categories
+    if words.dtype != object:
+        return recode(cells, texts)
+    gone = []
+    for word in words:
+        if not isinstance(word, str):
+            return recode(cells, texts)
+        bare = word.strip()
+        if bare in placeholders:
+            gone.append(word)
+        elif strip and bare != word:
+            return recode(cells, texts)  # a text to change, not only to drop
+    return cells.cat.remove_categories(gone) if gone else cells
+
+
 def recode(cells: pd.Series, texts: Callable[[pd.Series], pd.Series]) -> pd.Series:
     """A categorical column with ``texts`` applied to its distinct texts (given and returned as
     a ``string`` Series; NA: missing), each distinct text looked at once; still categorical."""

@@ -106,9 +106,7 @@ class Columns:
         text looked at once, when pyarrow read the column)."""
         raw = self.raw(key)
         if isinstance(raw.dtype, pd.CategoricalDtype):
-            if not self.table.text:  # nothing to strip: drop the placeholder categories only
-                return _without_tokens(raw)
-            return arrow_csv.recode(raw, self._text)
+            return arrow_csv.without_placeholders(raw, self._text, MISSING_TOKENS, self.table.text)
         return self._text(raw.astype("string"))
 
     def _text(self, cells: pd.Series) -> pd.Series:
@@ -203,17 +201,3 @@ class Columns:
 
     def _empty(self) -> pd.Series:
         return pd.Series([None] * len(self.cells), dtype=object)
-
-
-#: longest placeholder token, with room for the blanks around it
-_TOKEN_CHARS = max(len(t) for t in MISSING_TOKENS) + 8
-
-
-def _without_tokens(cells: pd.Series) -> pd.Series:
-    """A categorical column with its blank and placeholder categories removed (their cells
-    missing): only categories short enough to be a token are looked at, so a column of many
-    long distinct names (every kernel its own name) is neither copied nor re-encoded."""
-    categories = cells.cat.categories
-    short = categories[categories.str.len().to_numpy() <= _TOKEN_CHARS]
-    tokens = [c for c in short if isinstance(c, str) and c.strip() in MISSING_TOKENS]
-    return cells.cat.remove_categories(tokens) if tokens else cells

@@ -89,8 +89,12 @@ def text_column(block: Block, frame: pd.DataFrame, name: str) -> pd.Series:
     if j is None:
         return pd.Series(pd.NA, index=frame.index, dtype="string")
     if isinstance(frame[j].dtype, pd.CategoricalDtype):  # read by pyarrow: stays categorical
-        return arrow_csv.recode(frame[j], _stripped)
+        return arrow_csv.without_placeholders(frame[j], _stripped, _BLANK, strip=True)
     return _stripped(frame[j].astype("string"))
+
+
+#: what an empty cell holds once stripped
+_BLANK = frozenset({""})
 
 
 def _stripped(text: pd.Series) -> pd.Series:
