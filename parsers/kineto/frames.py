@@ -21,7 +21,7 @@
 from __future__ import annotations
 
 from array import array
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -102,6 +102,28 @@ def _names(codes: np.ndarray, words: list[Any], index: pd.Index | None = None) -
     return pd.Series(schema.categorical_of(codes, [str(w) for w in words]), index=index)
 
 
+def _positions(values: np.ndarray, known: Sequence[int]) -> np.ndarray:
+    """Each value's position in the sorted ``known`` ids, -1 where it is not one of them."""
+    if not len(known):
+        return np.full(len(values), -1, dtype=np.int64)
+    ids = np.asarray(known, dtype=np.int64)
+    at = np.clip(np.searchsorted(ids, values), 0, len(ids) - 1)
+    return np.where(ids[at] == values, at, -1)
+
+
+def _per_code(
+    codes: np.ndarray, words: list[str], parse: Callable[[str], tuple[Any, ...]], width: int
+) -> list[np.ndarray]:
+    """``parse`` of each row's name, as ``width`` object columns: each distinct name parsed
+    once, the rows filled by indexing (code -1: None)."""
+    used = np.unique(codes[codes >= 0]).tolist()
+    tables = [np.full(len(words) + 1, None, dtype=object) for _ in range(width)]
+    for c in used:
+        for table, part in zip(tables, parse(words[c]), strict=True):
+            table[c] = part
+    return [table[codes] for table in tables]
+
+
 def _operators_by_corr(col: Collector, call_ops: np.ndarray, corr: np.ndarray) -> np.ndarray:
     """The operator code of each GPU activity: that of the API call with its correlation id."""
     call_corr = np.frombuffer(col.runtime["corr"], dtype=np.int64) if len(call_ops) else None
@@ -122,11 +144,9 @@ def launches(
     device_id = _int_column(k["device"])
     corr = np.frombuffer(k["corr"], dtype=np.int64) if len(k["corr"]) else np.zeros(0, np.int64)
     names = np.frombuffer(k["name"], dtype=np.int64) if len(k["name"]) else np.zeros(0, np.int64)
-    dev_codes = np.array([d if d is not pd.NA else -1 for d in device_id], dtype=np.int64)
     known = sorted(device_names)
     dev_words = [device_names[d] for d in known]
-    place = {d: i for i, d in enumerate(known)}
-    dev_index = np.array([place.get(int(d), -1) for d in dev_codes], dtype=np.int64)
+    dev_index = _positions(np.asarray(device_id.to_numpy(dtype=np.int64, na_value=MISSING)), known)
     frame = {
         "name": _names(names, words),
         "device": pd.Series(schema.categorical_of(dev_index, dev_words)),
@@ -153,18 +173,18 @@ def transfers(col: Collector, t0: int, call_ops: np.ndarray) -> pd.DataFrame:
     t = col.transfers
     words = [str(w) for w in col.names.values]
     codes = np.frombuffer(t["name"], dtype=np.int64) if len(t["name"]) else np.zeros(0, np.int64)
-    parsed = {c: _transfer_parts(words[c]) for c in np.unique(codes).tolist()}
+    parts = _per_code(codes, words, _transfer_parts, 3)
     return pd.DataFrame(
         {
-            "kind": [parsed[c][0] for c in codes.tolist()],
+            "kind": parts[0],
             "bytes": _floats(col.transfer_floats["bytes"]),
             "start_ns": _starts(t["start"], t0),
             "duration_ns": _floats(col.transfer_floats["duration"]),
             "device_id": _int_column(t["device"]),
             "context": _int_column(t["context"]),
             "stream": _int_column(t["stream"]),
-            "src_kind": [parsed[c][1] for c in codes.tolist()],
-            "dst_kind": [parsed[c][2] for c in codes.tolist()],
+            "src_kind": parts[1],
+            "dst_kind": parts[2],
             "correlation_id": _int_column(t["corr"]),
         }
     )
@@ -190,10 +210,11 @@ def api_calls(col: Collector, t0: int, call_ops: np.ndarray) -> pd.DataFrame:
     codes = np.frombuffer(r["name"], dtype=np.int64) if len(r["name"]) else np.zeros(0, np.int64)
     corr = np.frombuffer(r["corr"], dtype=np.int64) if len(r["corr"]) else np.zeros(0, np.int64)
     if col.syncs:
-        kinds = [col.syncs.get(c) for c in corr.tolist()]
+        synced = sorted(col.syncs)
+        table = np.array([*(col.syncs[c] for c in synced), None], dtype=object)
+        kinds = table[_positions(corr, synced)]  # position -1: the last slot, None
     else:
-        by_name = {c: SYNC_CALLS.get(words[c]) for c in np.unique(codes).tolist()}
-        kinds = [by_name[c] for c in codes.tolist()]
+        (kinds,) = _per_code(codes, words, lambda w: (SYNC_CALLS.get(w),), 1)
     return pd.DataFrame(
         {
             "name": _names(codes, words),
