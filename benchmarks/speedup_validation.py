@@ -485,21 +485,52 @@ def read_steps(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(fh, delimiter="\t"))
 
 
+def plan_steps(
+    families: Path, table: Path, derive_all: bool = False
+) -> tuple[list[dict[str, str]], int, dict[str, str]]:
+    """The steps to score: the reviewed rows of ``table`` whose baseline file is a version of
+    this MANIFEST, then steps derived from the MANIFEST (``manifest_steps.py``) for every
+    family no such row covers (all of them with ``derive_all``).
+
+    Returns (steps, how many were derived, family -> why it has no step).
+    """
+    import manifest_steps
+
+    with (families / "MANIFEST.tsv").open(newline="") as fh:
+        rows = list(csv.DictReader(fh, delimiter="\t"))
+    versions = {row["local_path"] for row in rows}
+    reviewed = [] if derive_all else read_steps(table)
+    steps = [s for s in reviewed if s["before"].split("|")[0] in versions]
+    covered = {s["family"] for s in steps}
+    missing = [f for f in dict.fromkeys(row["family_id"] for row in rows) if f not in covered]
+    derived = manifest_steps.derive(families / "MANIFEST.tsv", missing)
+    for step in derived.steps:
+        step["origin"] = "derived"
+    return steps + derived.steps, len(derived.steps), derived.not_derived
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--steps", type=Path, default=STEPS, help="steps TSV (default: %(default)s)")
     ap.add_argument("--families", type=Path, default=FAMILIES, help="tuning families folder")
     ap.add_argument("--json", type=Path, help="write every step's figures and evidence here")
     ap.add_argument("--quick", action="store_true", help="only the first step of each family")
+    ap.add_argument(
+        "--derive",
+        action="store_true",
+        help="derive every step from the MANIFEST (manifest_steps.py), ignoring --steps",
+    )
     args = ap.parse_args(argv)
     if not args.families.is_dir():
         print(f"tuning families not found at {args.families}", file=sys.stderr)
         return 2
     MANIFEST_GPU.update(read_manifest_gpus(args.families))
-    steps = read_steps(args.steps)
+    steps, derived, not_derived = plan_steps(args.families, args.steps, args.derive)
     if args.quick:
-        seen: set[str] = set()
-        steps = [s for s in steps if not (s["family"] in seen or seen.add(s["family"]))]
+        firsts: dict[str, dict[str, str]] = {}
+        for s in steps:
+            firsts.setdefault(s["family"], s)
+        steps = list(firsts.values())
     full = _full_metric_paths(args.families)
     results = [score(s, args.families, s["before"] in full) for s in steps]
 
@@ -521,6 +552,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     print()
     for line in _summaries([r for r in results if r.full_metrics], "Full-metric families"):
         print(line)
+    if derived:
+        print(
+            f"\n{derived} steps derived from the MANIFEST (manifest_steps.py): "
+            + ", ".join(sorted({s["family"] for s in steps if s.get("origin") == "derived"}))
+        )
+    if not_derived:
+        print(f"\nFamilies without a step ({len(not_derived)}):")
+        for family, why in sorted(not_derived.items()):
+            print(f"  {family:<11} {why}")
     unscored = [r for r in results if r.unscorable is not None]
     if unscored:
         print(f"\nNot scorable ({len(unscored)} steps):")
