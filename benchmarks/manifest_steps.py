@@ -47,11 +47,8 @@ KEYWORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
         r"<<<|more threads|threads per block|block size|fills the gpu|occupancy",
         ("LOADBALANC_SM", "THROUGHPUT_OCCUPANCY"),
     ),
-    (
-        r"\bstreams?\b|memcpyasync|pinned|page-locked|overlap|prefetch\w* to (the )?device"
-        r"|mempre?fetchasync",
-        ("HOSTSYNC",),
-    ),
+    (r"\bstreams?\b|memcpyasync|pinned|page-locked|overlap", ("HOSTSYNC",)),
+    (r"memprefetchasync|prefetch\w* (managed|to (the )?device)|page fault", ("UM_MIGRATION",)),
 )
 
 #: the columns of a steps row, as in speedup_steps.tsv

@@ -80,7 +80,7 @@ def _figure(width_in: float, height_in: float) -> Figure:
 
 
 def criteria_chart(detail: KernelDetail) -> Markup:
-    """The nine criteria in [0, 1] as bars (the criteria paper's case-study figures), the
+    """The criteria in [0, 1] as bars (the criteria paper's case-study figures), the
     threshold as a dashed line, each computed criterion's potential speedup marked above its
     bar; written as SVG directly (:mod:`advisor.render.criteria_svg`), up to twenty per report."""
     return criteria_svg(detail.criteria, str(detail.row.rank))

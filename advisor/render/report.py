@@ -33,7 +33,7 @@ from advisor.report.predictions import BSP_FORMULA, MAXSUM_FORMULA
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 #: short column headers of the kernels table (the full name is in each header's <abbr title>),
-#: so the nine criteria fit a laptop-width page without scrolling
+#: so the criteria fit a laptop-width page without scrolling
 CRITERIA_SHORT = {s.name: s.short_label for s in SPECS}
 
 #: column headers of the spread of launch times (:class:`advisor.report.spread.Spread`)

@@ -174,7 +174,7 @@ class RuleView:
 
 @dataclass(frozen=True)
 class KernelRow:
-    """One kernel in the table: name, time and the nine criteria values."""
+    """One kernel in the table: name, time and the criteria values."""
 
     rank: int
     name: str
@@ -304,9 +304,20 @@ class Report:
 
     @property
     def criteria_absent(self) -> tuple[str, ...]:
-        """The criteria no listed kernel has a value for."""
+        """The criteria no listed kernel has a value for, except those that do not apply to
+        any of them (n/a everywhere: UM_MIGRATION without migrations): collecting more would
+        not give them a value."""
         shown = {c for _, c in self.criteria_columns}
-        return tuple(c for c in self.criteria_names if c not in shown)
+        rows = self.criteria_rows
+
+        def may_apply(i: int) -> bool:
+            return not rows or any(
+                i >= len(r.statuses) or r.statuses[i] != "not_applicable" for r in rows
+            )
+
+        return tuple(
+            c for i, c in enumerate(self.criteria_names) if c not in shown and may_apply(i)
+        )
 
     @property
     def spread_columns(self) -> tuple[str, ...]:

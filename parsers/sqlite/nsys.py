@@ -147,11 +147,32 @@ def _launches(
     return out[[c for c in schema.TABLES["launches"] if c in out.columns]]
 
 
+#: ``ENUM_CUDA_MEMCPY_OPER`` / ``ENUM_CUDA_MEM_KIND`` as every export that has them writes
+#: them (nsys 2023.3 and later; the codes are CUPTI's ``CUpti_ActivityMemcpyKind`` and
+#: ``CUpti_ActivityMemoryKind``, 11-13 the unified-memory migrations): older exports hold the
+#: same codes without the tables
+_COPY_KIND_CODES = {
+    0: "CUDA_MEMCPY_KIND_UNKNOWN", 1: "CUDA_MEMCPY_KIND_HTOD", 2: "CUDA_MEMCPY_KIND_DTOH",
+    3: "CUDA_MEMCPY_KIND_HTOA", 4: "CUDA_MEMCPY_KIND_ATOH", 5: "CUDA_MEMCPY_KIND_ATOA",
+    6: "CUDA_MEMCPY_KIND_ATOD", 7: "CUDA_MEMCPY_KIND_DTOA", 8: "CUDA_MEMCPY_KIND_DTOD",
+    9: "CUDA_MEMCPY_KIND_HTOH", 10: "CUDA_MEMCPY_KIND_PTOP", 11: "CUDA_MEMCPY_KIND_UVM_HTOD",
+    12: "CUDA_MEMCPY_KIND_UVM_DTOH", 13: "CUDA_MEMCPY_KIND_UVM_DTOD",
+}  # fmt: skip
+_MEM_KIND_CODES = {
+    0: "Pageable", 1: "Pinned", 2: "Device", 3: "Array", 4: "Managed", 5: "Device Static",
+    6: "Managed Static", 7: "Unknown",
+}  # fmt: skip
+
+
 def _transfers(
     db: Database, device_names: Mapping[object, object], notes: list[str]
 ) -> pd.DataFrame:
     copy_kinds = _enum(db, "ENUM_CUDA_MEMCPY_OPER", "name")
     mem_kinds = _enum(db, "ENUM_CUDA_MEM_KIND", "label")
+    without_enums = not copy_kinds or not mem_kinds
+    if without_enums:
+        copy_kinds = copy_kinds or _COPY_KIND_CODES
+        mem_kinds = mem_kinds or _MEM_KIND_CODES
     frames = []
     if db.has_rows(MEMCPY):
         cols = {**_COMMON, "bytes": "bytes", "copyKind": "kind", "srcKind": "src_kind",
@@ -167,10 +188,10 @@ def _transfers(
         frames.append(sets)
     if not frames:
         return schema.empty("transfers")
-    if not copy_kinds or not mem_kinds:
+    if without_enums:
         notes.append(
-            "the export has no ENUM_CUDA_MEMCPY_OPER / ENUM_CUDA_MEM_KIND table: "
-            "transfer directions or memory kinds are left unknown"
+            "the export has no ENUM_CUDA_MEMCPY_OPER / ENUM_CUDA_MEM_KIND table: transfer "
+            "directions and memory kinds are read with the codes later exports define"
         )
     out = pd.concat(frames, ignore_index=True)
     for col in ("src_kind", "dst_kind"):

@@ -181,11 +181,15 @@ def test_synthetic_transfers_use_the_exports_enums(tmp_path: Path) -> None:
     assert transfers["duration_ns"].tolist() == [100.0, 10.0, 100.0]
 
 
-def test_synthetic_export_without_enum_tables_leaves_kinds_unknown(tmp_path: Path) -> None:
+def test_synthetic_export_without_enum_tables_reads_the_codes_later_exports_define(
+    tmp_path: Path,
+) -> None:
+    # older exports (F07's array_inc_*.sqlite) hold the same copyKind / srcKind codes without
+    # the ENUM tables: the kinds are the ones the export with the tables gives
     path = make_export(tmp_path / "run.sqlite", BASE_DDL, KERNEL_DDL, GPU_DDL)
     prof = parsers.read(path)
-    assert prof.transfers["kind"].tolist() == ["memcpy", "memset", "memcpy"]
-    assert prof.transfers["src_kind"].isna().all()
+    assert prof.transfers["kind"].tolist() == ["HtoD", "memset", "UM-DtoH"]
+    assert prof.transfers["src_kind"].tolist() == ["Pinned", "Device", "Managed"]
     assert any("ENUM_CUDA_MEMCPY_OPER" in n for n in prof.provenance[0].notes)
 
 

@@ -2,7 +2,7 @@
 
 A JIT-compiled or autotuned run can name tens of thousands of kernels, one or a few launches
 each.  Scoring every one of them would make the analysis grow with the number of names (each
-kernel's nine criteria, their evidence and collection commands: about 12 kB of JSON a kernel).
+kernel's criteria, their evidence and collection commands: about 12 kB of JSON a kernel).
 So the :data:`KERNELS_MAX` kernels with the most GPU time are scored one by one, and the others
 are *folded*: counted, with their launches and GPU time, in the application's
 ``other_kernels`` entry, and named in a note.  They still count in the application's GPU time,

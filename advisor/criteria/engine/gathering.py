@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from advisor.criteria.engine import migrations
 from advisor.criteria.engine.inputs import KernelData, Members, Unit, _has, _number
 from advisor.profile import Profile
 
@@ -25,6 +26,8 @@ CONFIG = (
     "launch.grid_blocks",
     "launch.registers_per_thread",
     "launch.shared_bytes_per_block",
+    "launch.um_migrated_bytes",
+    "launch.um_fault_ns",
     "launch.duration_ns",
 )
 
@@ -41,7 +44,7 @@ def gather(profile: Profile) -> list[KernelData]:
     codes = names_column.cat.codes.to_numpy().astype(np.int64)
     uniq = names_column.cat.categories
     by_name = _positions(codes, uniq)
-    config = _config_columns(launches)
+    config = _config_columns(launches, profile.transfers)
     ids = launches["launch_id"].astype("Int64").to_numpy(dtype=np.int64, na_value=-1)
     own = np.isin(ids, np.fromiter(rows.values, dtype=np.int64, count=len(rows.values)))
     group = _groups(codes, config, own)
@@ -177,8 +180,10 @@ def _groups(codes: np.ndarray, config: dict[str, np.ndarray], own: np.ndarray) -
     return key
 
 
-def _config_columns(launches: pd.DataFrame) -> dict[str, np.ndarray]:
-    """The ``launch.*`` values of every launches row as columns (NaN where unknown)."""
+def _config_columns(launches: pd.DataFrame, transfers: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The ``launch.*`` values of every launches row as columns (NaN where unknown): the launch
+    configuration, the unified-memory migrations during the launch (:mod:`.migrations`) and
+    the duration."""
 
     def column(name: str) -> np.ndarray:
         return launches[name].to_numpy(dtype=float, na_value=np.nan)
@@ -201,7 +206,9 @@ def _config_columns(launches: pd.DataFrame) -> dict[str, np.ndarray]:
         "launch.shared_bytes_per_block": shared,
         "launch.duration_ns": column("duration_ns"),
     }
-    return {k: np.where(np.isfinite(v), v, np.nan) for k, v in parts.items()}
+    out = {k: np.where(np.isfinite(v), v, np.nan) for k, v in parts.items()}
+    out.update(migrations.per_launch(launches, transfers))  # finite or NaN already
+    return {k: out[k] for k in CONFIG}
 
 
 def _known_config(

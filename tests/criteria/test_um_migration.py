@@ -1,0 +1,125 @@
+"""UM_MIGRATION (Decision U1): unified-memory migrations during a kernel, from a trace."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from advisor import pipeline
+from advisor.criteria import evaluate
+from advisor.criteria.engine import migrations
+from advisor.criteria.engine.analysis import COMPUTED, NOT_APPLICABLE
+from advisor.criteria.um_migration import potential, um_share
+from tests.criteria.test_criteria_engine import DEVICE, criterion, launch, make_profile
+
+MiB = 1024.0**2
+
+
+def move(
+    start: float, duration: float, size: float, kind: str = "UM-HtoD", device: int = 0
+) -> dict[str, Any]:
+    return {
+        "kind": kind,
+        "bytes": size,
+        "start_ns": start,
+        "duration_ns": duration,
+        "device_id": device,
+    }
+
+
+def test_formula_and_bound() -> None:
+    assert um_share(900.0, 1000.0) == pytest.approx(0.1)
+    assert um_share(2000.0, 1000.0) == 0.0  # clamped
+    assert um_share(0.0, 0.0) is None
+    assert potential(0.1, None) == pytest.approx(10.0)
+    # the migrated bytes read once take a quarter of the kernel's time: at most 4x
+    assert potential(0.1, 0.25) == pytest.approx(4.0)
+    assert potential(0.0, None) is None
+
+
+def test_per_launch_windows_devices_and_prefetches() -> None:
+    launches = pd.DataFrame(
+        [
+            {"start_ns": 1000.0, "duration_ns": 1000.0, "device_id": 0},
+            {"start_ns": 5000.0, "duration_ns": 100.0, "device_id": 0},
+            {"start_ns": 1000.0, "duration_ns": 1000.0, "device_id": 1},
+            {"start_ns": np.nan, "duration_ns": 10.0, "device_id": 0},
+        ]
+    )
+    transfers = pd.DataFrame(
+        [
+            move(500.0, 400.0, 64 * MiB),  # a prefetch before the first launch: not counted
+            move(1100.0, 50.0, 2 * MiB),
+            move(1500.0, 700.0, 4 * MiB),  # ends after the launch: clipped at 2000
+            move(1200.0, 10.0, 1 * MiB, kind="UM-DtoH"),  # outbound: not counted
+            move(1300.0, 10.0, 8 * MiB, device=1),  # the other GPU's launch
+        ]
+    )
+    out = migrations.per_launch(launches, transfers)
+    moved, fault = out["launch.um_migrated_bytes"], out["launch.um_fault_ns"]
+    assert moved[:3].tolist() == [6 * MiB, 0.0, 8 * MiB]
+    assert fault[:3].tolist() == [900.0, 0.0, 10.0]
+    assert np.isnan(moved[3]) and np.isnan(fault[3])  # no start: unknown
+
+
+def test_computed_weighted_over_launches_and_bounded_by_bandwidth() -> None:
+    # launch 0 (1 ms) faults for 0.9 ms moving 64 MiB; launch 1 (1 ms) is clean:
+    # 1 - 0.9 / 2 = 0.55; 64 MiB at 900 GB/s = 74.6 us << 0.55 x 2 ms, so S = 1 / 0.55
+    p = make_profile(
+        [
+            launch(0, 1e6, start_ns=0.0, device_id=0),
+            launch(1, 1e6, start_ns=2e6, device_id=0),
+        ],
+        profiler="nsys",
+        transfers=[move(1e5, 9e5, 64 * MiB)],
+    )
+    c = criterion(evaluate(p, DEVICE), "UM_MIGRATION")
+    assert c.status == COMPUTED
+    assert c.value == pytest.approx(0.55)
+    assert c.speedups.amdahl == pytest.approx(1 / 0.55)
+    assert c.inputs["launch.um_migrated_bytes"] == pytest.approx(32 * MiB)  # mean per launch
+    # without the device's bandwidth the bound is left out, and said so
+    c = criterion(evaluate(p), "UM_MIGRATION")
+    assert c.speedups.amdahl == pytest.approx(1 / 0.55)
+    assert "bandwidth is unknown" in c.notes[0]
+    # a kernel that faults all the time: the bandwidth floor caps the speedup
+    tight = make_profile(
+        [launch(0, 1e5, start_ns=0.0, device_id=0)],
+        profiler="nsys",
+        transfers=[move(0.0, 1e5, 64 * MiB)],
+    )
+    c = criterion(evaluate(tight, DEVICE), "UM_MIGRATION")
+    floor = 64 * MiB / 900e9 * 1e9 / 1e5
+    assert c.value == 0.0
+    assert c.speedups.amdahl == pytest.approx(1 / floor)
+
+
+def test_not_applicable_without_migrations_or_trace() -> None:
+    clean = make_profile([launch(0, 1e6, start_ns=0.0, device_id=0)], profiler="nsys")
+    c = criterion(evaluate(clean, DEVICE), "UM_MIGRATION")
+    assert c.status == NOT_APPLICABLE and "no unified-memory migration" in c.notes[0]
+    ncu = make_profile([launch(0, 1e6)], profiler="ncu")
+    c = criterion(evaluate(ncu, DEVICE), "UM_MIGRATION")
+    assert c.status == NOT_APPLICABLE and "timeline" in c.notes[0]
+
+
+def test_real_managed_memory_without_and_with_prefetch(tuning_families: Path) -> None:
+    # F07: array_inc on managed memory (RTX 3070 Laptop, nsys export without ENUM tables);
+    # b faults on 128 MiB during the kernel (62.3 ms), c prefetches before it (0.89 ms)
+    folder = tuning_families / "cuda-training-series/exercises/hw6/outputs-rtx-3070"
+    faulting = pipeline.analyse_profile(pipeline.read([str(folder / "array_inc_b.sqlite")]))
+    k = faulting.data["kernels"][0]
+    c = k["criteria"]["UM_MIGRATION"]
+    assert c["status"] == COMPUTED
+    assert c["inputs"]["launch.um_migrated_bytes"] == 128 * MiB
+    assert 0.0 < c["value"] < 0.05
+    # the faults' window, not the bandwidth floor, sets it: between 20x and 200x
+    assert 20 < c["potential_speedup"] < 200
+    assert k["hints"][0]["criterion"] == "UM_MIGRATION"
+    prefetched = pipeline.analyse_profile(pipeline.read([str(folder / "array_inc_c.sqlite")]))
+    c = prefetched.data["kernels"][0]["criteria"]["UM_MIGRATION"]
+    assert c["status"] == NOT_APPLICABLE
