@@ -9,18 +9,25 @@ install it), or no NVIDIA GPU (``run``); 3 an unreadable or malformed raw-sample
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from advisor.cli import options
 from advisor.devices.characterization import dump_characterization
 from advisor.errors import AdvisorError, UsageError
-from advisor.microbench.build import DEFAULT_BUILD_DIR, build_microbenchmarks, built_files
+from advisor.microbench.build import (
+    DEFAULT_BUILD_DIR,
+    MANIFEST,
+    build_microbenchmarks,
+    built_files,
+)
 from advisor.microbench.checks import CheckReport, check_build
 from advisor.microbench.fit import fit_characterization
-from advisor.microbench.layout import GROUPS
+from advisor.microbench.layout import BINARY_NAME, GROUPS
 from advisor.microbench.raw import read_raw
 from advisor.microbench.run import DEFAULT_REPS, run_microbenchmarks
-from advisor.output import write_atomic
+from advisor.output import refuse_inputs, write_atomic
 
 
 class ChecksFailed(AdvisorError):
@@ -128,8 +135,12 @@ def _report(report: CheckReport, verbose: bool) -> None:
 def run_command(out: str, build_dir: str, reps: int, only: str, gpu: int) -> None:
     """Run the microbenchmarks on the local NVIDIA GPU and write the raw samples."""
     groups = tuple(g for g in only.split(",") if g)
+    # the driver binary and the build manifest the run reads are never its output; refused at
+    # once, not after minutes of measuring
+    used = [Path(build_dir) / BINARY_NAME, Path(build_dir) / MANIFEST]
+    refuse_inputs([out], used)
     text = run_microbenchmarks(build_dir, reps=reps, only=groups, gpu_index=gpu)
-    write_atomic(out, text)
+    write_atomic(out, text, inputs=used)
     click.echo(f"wrote {out}; next: cuda-advisor microbench fit {out} -o device.json")
 
 

@@ -394,6 +394,31 @@ def test_run_collects_the_drivers_json_lines(
     assert len(read_raw(str(out)).samples) == 3
 
 
+@pytest.mark.parametrize("target", [layout.BINARY_NAME, "build.json"])
+def test_run_refuses_to_write_over_its_own_driver_or_manifest(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, target: str
+) -> None:
+    build_dir = tmp_path / "build"
+    build_dir.mkdir()
+    used = build_dir / target
+    used.write_text("keep me", encoding="utf-8")
+    # refused before looking for a GPU or running anything (no driver would be found here)
+    monkeypatch.setattr("advisor.microbench.run.local_gpus", lambda: pytest.fail("ran"))
+    result = _invoke(
+        [
+            "microbench",
+            "run",
+            "--build-dir",
+            str(build_dir),
+            "--out",
+            str(build_dir / ".." / "build" / target),
+        ]
+    )
+    assert result.exit_code == 2, result.output
+    assert "refusing to overwrite an input file" in result.output
+    assert used.read_text(encoding="utf-8") == "keep me"
+
+
 def test_arch_validation() -> None:
     supported = ("sm_75", "sm_80", "sm_86", "sm_90")
     assert resolve_archs((), supported) == DEFAULT_ARCHS
