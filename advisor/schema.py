@@ -81,6 +81,9 @@ TABLES: dict[str, dict[str, str]] = {
         "src_kind": STR,  # Pageable, Pinned, Device, Managed, ...
         "dst_kind": STR,
         "correlation_id": INT,
+        # a unified-memory migration's cause (nsys SQLite migrationCause): page fault,
+        # speculative prefetch, prefetch (cudaMemPrefetchAsync), eviction, access counters
+        "cause": STR,
     },
     # One row per transfer kind when the file aggregates (nvprof summary, nsys mem sums,
     # nvprof unified-memory table).

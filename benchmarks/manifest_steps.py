@@ -97,8 +97,8 @@ def parse_entries(text: str) -> list[Entry]:
             hit = re.search(r"#(\d+)", tag)
             if hit:
                 launch_id = int(hit.group(1))
-            elif "=" not in tag and tag.strip():
-                layer = tag.split()[0]
+            elif "=" not in tag and tag.strip() and not tag.strip()[0].isdigit():
+                layer = tag.split()[0]  # "L1", "L1 unroll"; not "2 launches"
         if name:
             out.append(Entry(name, launch_id, layer))
     return out
@@ -155,10 +155,24 @@ def _selector(entries: Sequence[Entry], chosen: Iterable[Entry]) -> str:
     return "+".join(parts)
 
 
+#: the MANIFEST columns the derivation reads
+REQUIRED = ("family_id", "local_path", "kernel_names", "change", "paired_with")
+
+
+def read_manifest(manifest: Path) -> list[dict[str, str]]:
+    """The rows of a MANIFEST.tsv (a byte-order mark, short rows and empty cells read as "");
+    ValueError naming the file when a column the derivation needs is missing."""
+    with manifest.open(newline="", encoding="utf-8-sig") as fh:
+        reader = csv.DictReader(fh, delimiter="\t", restval="")
+        missing = [c for c in REQUIRED if c not in (reader.fieldnames or ())]
+        if missing:
+            raise ValueError(f"{manifest}: no column {', '.join(missing)}")
+        return [{k: v or "" for k, v in row.items() if k is not None} for row in reader]
+
+
 def derive(manifest: Path, families: Iterable[str] | None = None) -> Derived:
     """Steps of every family of ``manifest`` (or of ``families`` only)."""
-    with manifest.open(newline="") as fh:
-        rows = list(csv.DictReader(fh, delimiter="\t"))
+    rows = read_manifest(manifest)
     wanted = None if families is None else set(families)
     by_family: dict[str, list[dict[str, str]]] = {}
     for row in rows:
@@ -191,15 +205,21 @@ def _family_steps(
 ) -> tuple[list[dict[str, str]], list[str]]:
     """The steps of one family; a baseline is looked up in the family first, then in the
     whole MANIFEST (a version may improve on another family's file)."""
+    problems: list[str] = []
     companions: dict[str, str] = {}
     for row in everyone:
         text = row["paired_with"].strip()
         if text.lower().startswith("companion of "):
             target = text[len("companion of ") :].strip()
             same = [r for r in everyone if r["family_id"] == row["family_id"]]
-            hits = [r for r in same if target in Path(r["local_path"]).name]
+            hits = [r for r in same if target in Path(r["local_path"]).name and r is not row]
             if len(hits) == 1:
                 companions[hits[0]["local_path"]] = row["local_path"]
+            elif row["family_id"] == family:
+                problems.append(
+                    f"{row['local_path']}: companion of {target!r} names "
+                    f"{len(hits)} files; not merged"
+                )
 
     def find(name: str) -> dict[str, str] | None:
         return _find(members, name) or _find(everyone, name)
@@ -208,7 +228,6 @@ def _family_steps(
         return f"{path}|{companions[path]}" if path in companions else path
 
     steps: list[dict[str, str]] = []
-    problems: list[str] = []
 
     def add(before: str, bk: str, after: str, ak: str, scope: str, change: str) -> None:
         steps.append(
@@ -260,7 +279,7 @@ def _family_steps(
                     )
             continue
         if "(compare gpu_span)" in low:
-            base = find(text.split("(")[0])
+            base = find(text[: low.rindex("(compare gpu_span)")])
             if base is None:
                 problems.append(f"{path}: baseline {text!r} not found")
             else:
@@ -268,6 +287,9 @@ def _family_steps(
             continue
         file_part, sep, spec = text.partition(":")
         base = find(file_part) if sep else None
+        if base is row:
+            problems.append(f"{path}: paired with itself")
+            continue
         if base is None:
             problems.append(f"{path}: paired_with {text!r} not understood")
             continue

@@ -136,6 +136,8 @@ def _analyse(path: str, launch_ids: tuple[int, ...] = ()) -> dict[str, Any]:
     }
 
 
+import manifest_steps  # noqa: E402
+from manifest_steps import read_manifest  # noqa: E402
 from ncu_agreement import FLAGGING, PAIRINGS  # noqa: E402
 
 from advisor.validation import bounds_share, summarize  # noqa: E402
@@ -459,12 +461,11 @@ def _full_metric_paths(families: Path) -> set[str]:
     manifest = families / "MANIFEST.tsv"
     if not manifest.is_file():
         return set()
-    with manifest.open(newline="") as fh:
-        return {
-            row["local_path"]
-            for row in csv.DictReader(fh, delimiter="\t")
-            if "full section set" in row["metric_coverage"]
-        }
+    return {
+        row["local_path"]
+        for row in read_manifest(manifest)
+        if "full section set" in row.get("metric_coverage", "")
+    }
 
 
 #: local_path -> the GPU the MANIFEST names, for profiles that do not name theirs
@@ -474,9 +475,10 @@ MANIFEST_GPU: dict[str, str] = {}
 def read_manifest_gpus(families: Path) -> dict[str, str]:
     """MANIFEST ``gpu`` per file (the name before `` (cc``), keyed by absolute path."""
     out = {}
-    with (families / "MANIFEST.tsv").open(newline="") as fh:
-        for row in csv.DictReader(fh, delimiter="\t"):
-            out[str(families / row["local_path"])] = row["gpu"].split(" (cc")[0].strip()
+    for row in read_manifest(families / "MANIFEST.tsv"):
+        gpu = row.get("gpu", "").split(" (cc")[0].strip()
+        if gpu:
+            out[str(families / row["local_path"])] = gpu
     return out
 
 
@@ -494,10 +496,7 @@ def plan_steps(
 
     Returns (steps, how many were derived, family -> why it has no step).
     """
-    import manifest_steps
-
-    with (families / "MANIFEST.tsv").open(newline="") as fh:
-        rows = list(csv.DictReader(fh, delimiter="\t"))
+    rows = read_manifest(families / "MANIFEST.tsv")
     versions = {row["local_path"] for row in rows}
     reviewed = [] if derive_all else read_steps(table)
     steps = [s for s in reviewed if s["before"].split("|")[0] in versions]
@@ -524,8 +523,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.families.is_dir():
         print(f"tuning families not found at {args.families}", file=sys.stderr)
         return 2
-    MANIFEST_GPU.update(read_manifest_gpus(args.families))
-    steps, derived, not_derived = plan_steps(args.families, args.steps, args.derive)
+    try:
+        MANIFEST_GPU.update(read_manifest_gpus(args.families))
+        steps, derived, not_derived = plan_steps(args.families, args.steps, args.derive)
+    except (OSError, ValueError) as exc:
+        print(f"cannot read the steps: {exc}", file=sys.stderr)
+        return 2
     if args.quick:
         firsts: dict[str, dict[str, str]] = {}
         for s in steps:

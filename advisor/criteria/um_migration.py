@@ -7,9 +7,11 @@ the form of seed 002's criteria, a [0, 1] share, 1 best::
 
     UM_MIGRATION = 1 - fault time / kernel time
 
-fault time = from the first on-demand migration that starts during the launch to the last one's
-end (:mod:`advisor.criteria.engine.migrations`: ``UM-HtoD``/``UM-DtoD`` transfers of a trace,
-nsys or nvprof), summed over launches, over the launches' summed time.  Zero-denominator
+fault time = the part of the launch covered by bursts of on-demand migrations
+(:mod:`advisor.criteria.engine.migrations`: ``UM-HtoD``/``UM-DtoD`` transfers of a trace, nsys
+or nvprof, not caused by a prefetch; migrations less than 0.5 ms apart are one burst, the gaps
+being the driver's service of the next batch of faults), summed over launches, over the
+launches' summed time.  Zero-denominator
 policy: a kernel during which nothing migrated is n/a; without a trace (Nsight Compute alone,
 per-kernel summaries) it is n/a with a note, since migrations are seen only on a timeline.
 
@@ -85,7 +87,7 @@ def evaluate(kernel: KernelData, ctx: Context) -> CriterionResult:
             else "the kernel's launches have no duration"
         )
         return not_applicable(NAME, why)
-    if not scored.inputs.get(BYTES, 0.0) > 0:
+    if not (scored.inputs.get(BYTES, 0.0) > 0 or scored.inputs.get(FAULT, 0.0) > 0):
         return not_applicable(
             NAME, "no unified-memory migration was recorded during this kernel", scored.inputs
         )

@@ -9,10 +9,12 @@ table may be absent: an export without ``CUPTI_ACTIVITY_KIND_KERNEL`` rows is No
 * ``CUPTI_ACTIVITY_KIND_KERNEL``: launches; ``start``/``end`` in ns since the start of the
   session (kept as stored, the timeline ``nsys stats`` prints); ``demangledName`` (else
   ``shortName``, ``mangledName``) is a ``StringIds`` id.
-* ``CUPTI_ACTIVITY_KIND_MEMCPY`` (``copyKind``, ``srcKind``, ``dstKind``, ``bytes``) and
-  ``MEMSET`` (``memKind``): transfers.  The kinds are decoded with the export's own
+* ``CUPTI_ACTIVITY_KIND_MEMCPY`` (``copyKind``, ``srcKind``, ``dstKind``, ``bytes``, and a
+  unified-memory migration's ``migrationCause`` where the export has it) and ``MEMSET``
+  (``memKind``): transfers.  The kinds are decoded with the export's own
   ``ENUM_CUDA_MEMCPY_OPER`` / ``ENUM_CUDA_MEM_KIND`` tables (nsys numbers memory kinds
-  differently from CUPTI: 0 is Pageable); without them the kinds stay unknown.
+  differently from CUPTI: 0 is Pageable); an older export without them holds the same codes, read
+  with the numbering the tables give (a note says so).
 * ``CUPTI_ACTIVITY_KIND_RUNTIME``: runtime and driver API calls by name (``nameId``); the CUPTI
   version suffix is dropped (``cudaLaunchKernel_v7000`` -> ``cudaLaunchKernel``) as nsys stats
   does; ``globalTid`` holds pid and tid (``/ 0x1000000 % 0x1000000`` and ``% 0x1000000``).
@@ -147,16 +149,21 @@ def _launches(
     return out[[c for c in schema.TABLES["launches"] if c in out.columns]]
 
 
-#: ``ENUM_CUDA_MEMCPY_OPER`` / ``ENUM_CUDA_MEM_KIND`` as every export that has them writes
-#: them (nsys 2023.3 and later; the codes are CUPTI's ``CUpti_ActivityMemcpyKind`` and
-#: ``CUpti_ActivityMemoryKind``, 11-13 the unified-memory migrations): older exports hold the
-#: same codes without the tables
+#: ``ENUM_CUDA_MEMCPY_OPER`` / ``ENUM_CUDA_MEM_KIND`` as the exports that have them write them
+#: (nsys 2023.3; the export's own numbering, 11-13 the unified-memory migrations): older
+#: exports hold the same codes without the tables
 _COPY_KIND_CODES = {
     0: "CUDA_MEMCPY_KIND_UNKNOWN", 1: "CUDA_MEMCPY_KIND_HTOD", 2: "CUDA_MEMCPY_KIND_DTOH",
     3: "CUDA_MEMCPY_KIND_HTOA", 4: "CUDA_MEMCPY_KIND_ATOH", 5: "CUDA_MEMCPY_KIND_ATOA",
     6: "CUDA_MEMCPY_KIND_ATOD", 7: "CUDA_MEMCPY_KIND_DTOA", 8: "CUDA_MEMCPY_KIND_DTOD",
     9: "CUDA_MEMCPY_KIND_HTOH", 10: "CUDA_MEMCPY_KIND_PTOP", 11: "CUDA_MEMCPY_KIND_UVM_HTOD",
     12: "CUDA_MEMCPY_KIND_UVM_DTOH", 13: "CUDA_MEMCPY_KIND_UVM_DTOD",
+}  # fmt: skip
+#: ``migrationCause`` (the export's ``ENUM_CUDA_UNIF_MEM_MIGRATION``, CUPTI's
+#: ``CUpti_ActivityUnifiedMemoryMigrationCause``) -> the ``cause`` of a transfer; 0 = unknown
+_MIGRATION_CAUSES = {
+    1: "prefetch", 2: "page fault", 3: "speculative prefetch", 4: "eviction",
+    5: "access counters",
 }  # fmt: skip
 _MEM_KIND_CODES = {
     0: "Pageable", 1: "Pinned", 2: "Device", 3: "Array", 4: "Managed", 5: "Device Static",
@@ -176,11 +183,15 @@ def _transfers(
     frames = []
     if db.has_rows(MEMCPY):
         cols = {**_COMMON, "bytes": "bytes", "copyKind": "kind", "srcKind": "src_kind",
-                "dstKind": "dst_kind"}  # fmt: skip
+                "dstKind": "dst_kind", "migrationCause": "cause"}  # fmt: skip
         copies = _frame(db, MEMCPY, cols)
         copies["kind"] = text_per_distinct(
             copies["kind"], lambda v: _copy_kind(lookup(copy_kinds, v))
         )
+        if "cause" in copies.columns:
+            copies["cause"] = text_per_distinct(
+                copies["cause"], lambda v: lookup(_MIGRATION_CAUSES, v)
+            )
         frames.append(copies)
     if db.has_rows(MEMSET):
         sets = _frame(db, MEMSET, {**_COMMON, "bytes": "bytes", "memKind": "src_kind"})

@@ -20,7 +20,12 @@ MiB = 1024.0**2
 
 
 def move(
-    start: float, duration: float, size: float, kind: str = "UM-HtoD", device: int = 0
+    start: float,
+    duration: float,
+    size: float,
+    kind: str = "UM-HtoD",
+    device: int = 0,
+    cause: str | None = None,
 ) -> dict[str, Any]:
     return {
         "kind": kind,
@@ -28,6 +33,7 @@ def move(
         "start_ns": start,
         "duration_ns": duration,
         "device_id": device,
+        "cause": cause,
     }
 
 
@@ -41,29 +47,60 @@ def test_formula_and_bound() -> None:
     assert potential(0.0, None) is None
 
 
-def test_per_launch_windows_devices_and_prefetches() -> None:
+def test_per_launch_bursts_devices_and_prefetches() -> None:
     launches = pd.DataFrame(
         [
             {"start_ns": 1000.0, "duration_ns": 1000.0, "device_id": 0},
             {"start_ns": 5000.0, "duration_ns": 100.0, "device_id": 0},
             {"start_ns": 1000.0, "duration_ns": 1000.0, "device_id": 1},
             {"start_ns": np.nan, "duration_ns": 10.0, "device_id": 0},
+            {"start_ns": 9000.0, "duration_ns": -5.0, "device_id": 0},
         ]
     )
     transfers = pd.DataFrame(
         [
-            move(500.0, 400.0, 64 * MiB),  # a prefetch before the first launch: not counted
-            move(1100.0, 50.0, 2 * MiB),
-            move(1500.0, 700.0, 4 * MiB),  # ends after the launch: clipped at 2000
+            move(500.0, 400.0, 64 * MiB, cause="prefetch"),  # cudaMemPrefetchAsync: not counted
+            move(1100.0, 50.0, 2 * MiB, cause="page fault"),
+            move(1500.0, 700.0, 4 * MiB),  # no cause (not in every trace): on demand
             move(1200.0, 10.0, 1 * MiB, kind="UM-DtoH"),  # outbound: not counted
             move(1300.0, 10.0, 8 * MiB, device=1),  # the other GPU's launch
         ]
     )
     out = migrations.per_launch(launches, transfers)
     moved, fault = out["launch.um_migrated_bytes"], out["launch.um_fault_ns"]
+    # launch 0: one burst 1100-2200, clipped at the launch's end 2000
     assert moved[:3].tolist() == [6 * MiB, 0.0, 8 * MiB]
     assert fault[:3].tolist() == [900.0, 0.0, 10.0]
-    assert np.isnan(moved[3]) and np.isnan(fault[3])  # no start: unknown
+    assert np.isnan(moved[3:]).all() and np.isnan(fault[3:]).all()  # no start; negative time
+
+
+def test_bursts_split_at_long_gaps_and_clip_at_the_launch() -> None:
+    gap = migrations.BURST_GAP_NS
+    # two short migrations far apart inside one long launch are two bursts of 1 us, not the
+    # whole stretch between them
+    launch = pd.DataFrame([{"start_ns": 0.0, "duration_ns": 4 * gap, "device_id": 0}])
+    sparse = pd.DataFrame([move(gap / 2, 1e3, 4096.0), move(3 * gap, 1e3, 4096.0)])
+    assert migrations.per_launch(launch, sparse)["launch.um_fault_ns"][0] == 2e3
+    # migrations 0.1 ms apart (a driver servicing batches of faults) are one burst, gaps included
+    dense = pd.DataFrame([move(1e5 * k, 1e4, 4096.0) for k in range(10)])
+    assert migrations.per_launch(launch, dense)["launch.um_fault_ns"][0] == 9e5 + 1e4
+    # a burst that began before the launch counts from the launch's start; the next launch of
+    # a burst that runs on past its predecessor's end gets only its own part
+    two = pd.DataFrame(
+        [
+            {"start_ns": 100.0, "duration_ns": 100.0, "device_id": 0},
+            {"start_ns": 300.0, "duration_ns": 100.0, "device_id": 0},
+        ]
+    )
+    long = pd.DataFrame([move(50.0, 300.0, 4096.0)])  # 50-350
+    out = migrations.per_launch(two, long)
+    assert out["launch.um_fault_ns"].tolist() == [100.0, 50.0]
+    assert out["launch.um_migrated_bytes"].tolist() == [0.0, 0.0]  # it started before both
+    starts, ends = migrations.bursts(
+        np.array([0.0, 10.0, 20.0 + gap + 1]), np.array([20.0, 15.0, 2 * gap])
+    )
+    # the second interval ends inside the first: the gap counts from the first one's end (20)
+    assert starts.tolist() == [0.0, 20.0 + gap + 1] and ends.tolist() == [20.0, 2 * gap]
 
 
 def test_computed_weighted_over_launches_and_bounded_by_bandwidth() -> None:
@@ -116,9 +153,12 @@ def test_real_managed_memory_without_and_with_prefetch(tuning_families: Path) ->
     c = k["criteria"]["UM_MIGRATION"]
     assert c["status"] == COMPUTED
     assert c["inputs"]["launch.um_migrated_bytes"] == 128 * MiB
-    assert 0.0 < c["value"] < 0.05
-    # the faults' window, not the bandwidth floor, sets it: between 20x and 200x
-    assert 20 < c["potential_speedup"] < 200
+    # 64 bursts 0.25-0.29 ms apart cover 61.6 of the kernel's 62.3 ms: 1 - 61.6 / 62.3
+    assert c["inputs"]["launch.um_fault_ns"] == pytest.approx(61_599_681.0)
+    assert c["value"] == pytest.approx(1 - 61_599_681 / 62_307_425)
+    # the bursts, not the bandwidth floor (128 MiB at 448 GB/s = 0.30 ms: 208x), set it
+    assert c["potential_speedup"] == pytest.approx(1 / c["value"])
+    assert c["inputs"]["transfer_floor_share"] < c["value"]
     assert k["hints"][0]["criterion"] == "UM_MIGRATION"
     prefetched = pipeline.analyse_profile(pipeline.read([str(folder / "array_inc_c.sqlite")]))
     c = prefetched.data["kernels"][0]["criteria"]["UM_MIGRATION"]

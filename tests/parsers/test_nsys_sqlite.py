@@ -258,3 +258,14 @@ def test_damaged_cells_are_missing_values_not_schema_errors(tmp_path: Path) -> N
     assert pd.isna(prof.transfers.set_index("correlation_id").loc[10, "bytes"])
     dev = prof.devices.iloc[0]
     assert dev["name"] == "A\ufffd" and pd.isna(dev["sm_count"]) and pd.isna(dev["sm_clock_hz"])
+
+
+def test_real_unified_memory_migrations_keep_their_cause(tuning_families: Path) -> None:
+    # F07 (nsys export without ENUM tables): on-demand migrations during the kernel in b,
+    # cudaMemPrefetchAsync before and after it in c
+    folder = tuning_families / "cuda-training-series/exercises/hw6/outputs-rtx-3070"
+    b = parsers.read(folder / "array_inc_b.sqlite").transfers
+    assert set(b["kind"]) == {"UM-HtoD", "UM-DtoH"}
+    assert b.groupby("cause").size().to_dict() == {"page fault": 2646, "speculative prefetch": 2816}
+    c = parsers.read(folder / "array_inc_c.sqlite").transfers
+    assert set(c["cause"]) == {"prefetch"} and len(c) == 128

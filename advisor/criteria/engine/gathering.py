@@ -5,7 +5,8 @@ Launches of one kernel whose inputs are identical (the same launch configuration
 presence of a duration, no metric row of their own) give identical criterion values: they are one
 :class:`~advisor.criteria.engine.inputs.Unit` of ``count`` launches that keeps each launch's place
 and duration, so a 1,000,000-launch trace of a few dozen kernels is a few dozen units, and every
-mean stays the mean over the launches (MODELS.md §1).
+mean stays the mean over the launches (MODELS.md §1).  Launches with unified-memory migrations
+(:mod:`.migrations`) differ in their fault time and are units of their own.
 """
 
 from __future__ import annotations
