@@ -43,8 +43,9 @@ against the measured speedup (error factor per kernel; n, median error factor, s
 +-25 %, sign agreement and Spearman's rho per pair; the bounds share, overall >= measured, for
 the overall prediction).  The comparison does not know what was changed between two versions,
 so the addressed criterion is inferred from the data: the criterion whose value rose most (by
-at least :data:`IMPROVED_MIN_DELTA`; the first in paper order on a tie); a kernel with no such
-rise has no addressed prediction.
+at least :data:`IMPROVED_MIN_DELTA`; the first in paper order on a tie; a criterion that no
+longer applies in the later version counts as 1 there); a kernel with no such rise has no
+addressed prediction.
 """
 
 from __future__ import annotations
@@ -678,7 +679,7 @@ def _ledger(
         before, after = by_kernel[i - 1][b], by_kernel[i][a]
         measured = validation.speedup(before["duration_ns"], after["duration_ns"])
         for c in CRITERIA:
-            v0, v1 = _value(before, c), _value(after, c)
+            v0, v1 = _value(before, c), _value(after, c, gone_is_best=True)
             if v0 is not None and v1 is not None and v1 - v0 >= IMPROVED_MIN_DELTA:
                 out.append(
                     LedgerEntry(
@@ -746,7 +747,7 @@ def _check_kernel(
     addressed: str | None = None
     rise = 0.0
     for c in CRITERIA:
-        v0, v1 = _value(before, c), _value(after, c)
+        v0, v1 = _value(before, c), _value(after, c, gone_is_best=True)
         if v0 is not None and v1 is not None and v1 - v0 >= IMPROVED_MIN_DELTA and v1 - v0 > rise:
             addressed, rise = c, v1 - v0
     predicted = (
@@ -782,8 +783,16 @@ def _error(predicted: float | None, measured: float | None) -> float | None:
         return None
 
 
-def _value(kernel: Mapping[str, Any] | None, criterion: str) -> float | None:
+def _value(
+    kernel: Mapping[str, Any] | None, criterion: str, gone_is_best: bool = False
+) -> float | None:
+    """The criterion's value; with ``gone_is_best``, 1 where it no longer applies (a later
+    version without the unified-memory migrations or shared accesses the earlier one scored:
+    the problem is gone, the best value)."""
     if kernel is None or criterion not in kernel["criteria"]:
         return None
-    value = kernel["criteria"][criterion]["value"]
+    result = kernel["criteria"][criterion]
+    if gone_is_best and result.get("status") == "not_applicable":
+        return 1.0
+    value = result["value"]
     return None if value is None else float(value)

@@ -365,6 +365,23 @@ def test_addressed_criterion_is_the_largest_rise() -> None:
     assert k3.addressed is None and k3.addressed_predicted is None
 
 
+def test_a_criterion_that_no_longer_applies_counts_as_fixed() -> None:
+    # UM_MIGRATION 0.0114 (88x) before; after cudaMemPrefetchAsync nothing migrates during the
+    # kernel, so the criterion is n/a: the problem is gone, the rise is to 1
+    before = _analysis([_kernel("inc", 62.3e6, None, {"UM_MIGRATION": (0.0114, 88.0)})])
+    after = _analysis([_kernel("inc", 0.89e6, None, {})])
+    after["kernels"][0]["criteria"]["UM_MIGRATION"]["status"] = "not_applicable"
+    result = compare.compare([("b", ["x"], before), ("c", ["y"], after)])
+    k = result.checks[0].kernels[0]
+    assert (k.addressed, k.addressed_predicted) == ("UM_MIGRATION", 88.0)
+    assert k.addressed_rise == pytest.approx(1 - 0.0114)
+    (entry,) = result.ledger
+    assert (entry.criterion, entry.value_after) == ("UM_MIGRATION", 1.0)
+    # a criterion n/a in the earlier version predicts nothing
+    result = compare.compare([("c", ["y"], after), ("b", ["x"], before)])
+    assert result.checks[0].kernels[0].addressed is None
+
+
 def test_every_kernel_is_in_the_json_and_the_gate() -> None:
     """Past the 30 kernels the HTML and Markdown show, the JSON and --max-regression still
     cover every kernel."""
