@@ -300,6 +300,7 @@ def _family_steps(
             wanted = {short(e.name) for e in base_entries} if len(base_entries) == 1 else set()
         layers = sorted({e.layer for e in entries if e.layer})
         sum_after = "after-time" in notes
+        pairs: list[tuple[list[Entry], list[Entry]]] = []  # (baseline's kernels, this row's)
         if layers and all(e.layer for e in base_entries):
             for layer in layers:
                 eb = [e for e in base_entries if e.layer == layer and short(e.name) in wanted]
@@ -311,26 +312,21 @@ def _family_steps(
                 if not eb or not ea:
                     problems.append(f"{path}: layer {layer} has no kernel to pair")
                     continue
-                add(
-                    merged(base["local_path"]),
-                    _selector(base_entries, eb),
-                    path,
-                    _selector(entries, ea),
-                    "kernel",
-                    row["change"],
-                )
-            continue
-        eb = [e for e in base_entries if short(e.name) in wanted]
-        ea = entries if len(entries) == 1 else [e for e in entries if short(e.name) in wanted]
-        if len(eb) != 1 or len(ea) != 1:
-            problems.append(f"{path}: cannot tell which kernels {text!r} pairs")
-            continue
-        add(
-            merged(base["local_path"]),
-            _selector(base_entries, eb),
-            path,
-            _selector(entries, ea),
-            "kernel",
-            row["change"],
-        )
+                pairs.append((eb, ea))
+        else:
+            eb = [e for e in base_entries if short(e.name) in wanted]
+            ea = entries if len(entries) == 1 else [e for e in entries if short(e.name) in wanted]
+            if len(eb) != 1 or len(ea) != 1:
+                problems.append(f"{path}: cannot tell which kernels {text!r} pairs")
+            else:
+                pairs.append((eb, ea))
+        for eb, ea in pairs:
+            add(
+                merged(base["local_path"]),
+                _selector(base_entries, eb),
+                path,
+                _selector(entries, ea),
+                "kernel",
+                row["change"],
+            )
     return steps, problems
