@@ -18,15 +18,25 @@ the warp counts them as active.
 F_Divergence (Decision 5) is evaluated at the measured ratio; it is 1 without a measured device
 characterization.  Zero-denominator policy: a kernel that executed no instruction is n/a.
 Potential speedup: 1 / DIVERGENCE (seed 002, section V).
+
+Decision V2: without any of those counters (a trace: nsys, nvprof gpu-trace), a block size that
+is not a multiple of 32 still fixes an upper bound: the last warp of each block runs with
+``block threads mod 32`` lanes, so at most ``block threads / (32 * ceil(block threads / 32))`` of
+the lanes execute (a ``<<<1,1>>>`` launch: 1/32).  That value is scored, as the variant "partial
+warps" with its own actions and a note that branch divergence, not measured, can only lower it.
+A block of a multiple of 32 threads tells nothing, and the criterion stays not computable.
 """
 
 from __future__ import annotations
+
+import math
 
 from advisor.criteria.engine.analysis import COMPUTED, CriterionResult, Speedups
 from advisor.criteria.engine.common import (
     Context,
     Scored,
     absent,
+    aux_mean,
     clamp01,
     inverse,
     not_applicable,
@@ -80,9 +90,33 @@ RECIPES: tuple[Recipe, ...] = (
 )
 
 
+def warp_lanes_used(block_threads: float) -> float | None:
+    """Decision V2: block threads / the lanes of the warps they occupy (1 for a multiple of
+    32); None for an empty block."""
+    if not block_threads >= 1:
+        return None
+    return block_threads / (WARP_SIZE * math.ceil(block_threads / WARP_SIZE))
+
+
+#: Decision V2, the launch configuration's upper bound (used only below 1)
+LAUNCH_LANES = (
+    Recipe(
+        "launch configuration: threads per block / the 32-lane warps they occupy",
+        ("launch.block_threads",),
+        lambda v: warp_lanes_used(v["launch.block_threads"]),
+        fallback=True,
+    ),
+)
+#: the variant of a block size that is not a multiple of 32, scored from the launch alone
+PARTIAL_WARPS = "partial_warps"
+
+
 def evaluate(kernel: KernelData, ctx: Context) -> CriterionResult:
     scored = score(kernel, RECIPES, ctx)
     if scored is None:
+        lanes = aux_mean(kernel, LAUNCH_LANES, ctx)
+        if lanes is not None and lanes.raw < 1.0:
+            return _partial_warps(lanes)
         return absent(NAME, kernel, RECIPES, ctx)
     if not isinstance(scored, Scored):
         return not_applicable(NAME, "the kernel executed no instruction")
@@ -97,6 +131,27 @@ def evaluate(kernel: KernelData, ctx: Context) -> CriterionResult:
         method=scored.recipe.label,
         inputs={**scored.inputs, "F_Divergence": factor},
         launches_used=scored.launches_used,
+    )
+
+
+def _partial_warps(lanes: Scored) -> CriterionResult:
+    block = lanes.inputs.get("launch.block_threads")
+    shown = f"blocks of {block:g} threads" if block else "the blocks"
+    return CriterionResult(
+        name=NAME,
+        status=COMPUTED,
+        value=lanes.raw,
+        raw_value=lanes.raw,
+        speedups=Speedups(paper=inverse(lanes.raw), amdahl=inverse(lanes.raw)),
+        method=lanes.recipe.label,
+        inputs=dict(lanes.inputs),
+        launches_used=lanes.launches_used,
+        variant=PARTIAL_WARPS,
+        notes=(
+            f"from the launch configuration (Decision V2): {shown} leave lanes of their last "
+            "warp idle; branch divergence is not measured here (collect "
+            "warp_execution_efficiency) and can only lower the value",
+        ),
     )
 
 
@@ -116,8 +171,20 @@ SPEC = CriterionSpec(
         "regroup data or threads so the threads of a warp take the same branch",
         "replace short branches by predicated / branch-free arithmetic",
     ),
+    variants={
+        PARTIAL_WARPS: (
+            "partial warps: the block size is not a multiple of 32, lanes of each block's last "
+            "warp idle",
+            (
+                "make the number of threads per block a multiple of 32 (the warp size), "
+                "e.g. 128 or 256",
+                "give each block more threads (a grid-stride or block-stride loop over the work "
+                "instead of one thread or a few per block)",
+            ),
+        ),
+    },
     short_label="diverg.",
-    recipes=RECIPES,
+    recipes=(*RECIPES, *LAUNCH_LANES),
     needs=Needs(
         ncu_metrics=(
             "smsp__thread_inst_executed_pred_on_per_inst_executed.ratio",

@@ -1,7 +1,7 @@
 """The speedup Decisions taken from the tuning-step measurements (docs/criteria.md): P1 (p from
 the level's measured utilization), P2 (the roofline bound of the overall potential), A1 (the
 application figure), G1 (LOADBALANC_SM from the launch configuration, "grid too small"), V1
-(predicated-off lanes), and the DEVICESYNC warp activity from the Speed Of Light cycles.
+(predicated-off lanes), V2 (partial warps from the launch configuration), and the DEVICESYNC warp activity from the Speed Of Light cycles.
 
 Every expected number is computed by hand in the comment beside it.
 """
@@ -12,6 +12,7 @@ import pytest
 
 from advisor.criteria import evaluate
 from advisor.criteria.engine.analysis import COMPUTED, to_json
+from advisor.criteria.divergence import PARTIAL_WARPS
 from advisor.criteria.loadbalanc_sm import GRID_TOO_SMALL, launch_balance
 from tests.criteria.test_criteria_engine import DEVICE, criterion, launch, make_profile, metric
 
@@ -115,6 +116,26 @@ def test_v1_predicated_off_lanes_count_as_idle() -> None:
     c = criterion(evaluate(_profile(rows, grid_x=160), DEVICE), "DIVERGENCE")
     assert c.value == pytest.approx(0.625)
     assert c.method.startswith("predicated-on")
+
+
+def test_v2_partial_warps_from_the_launch_configuration() -> None:
+    # <<<1,1>>>: one lane of 32, 32x, titled "partial warps"; 48 threads: 48 / 64 = 0.75
+    analysis = evaluate(_profile([], block_x=1), DEVICE)
+    c = criterion(analysis, "DIVERGENCE")
+    assert c.status == COMPUTED and c.value == pytest.approx(1 / 32)
+    assert c.speedups.amdahl == pytest.approx(32.0) and c.variant == PARTIAL_WARPS
+    assert "blocks of 1 threads" in c.notes[0] and "can only lower" in c.notes[0]
+    hint = next(h for h in analysis.kernels[0].hints if h.criterion == "DIVERGENCE")
+    assert hint.title.startswith("partial warps") and "multiple of 32" in hint.actions[0]
+    c = criterion(evaluate(_profile([], block_x=16, block_y=3), DEVICE), "DIVERGENCE")
+    assert c.value == pytest.approx(0.75)
+    # a multiple of 32 says nothing about divergence: still not computable, never 1.0
+    c = criterion(evaluate(_profile([], block_x=256), DEVICE), "DIVERGENCE")
+    assert c.status == "not_computable" and c.value is None
+    # a measured efficiency wins over the launch's bound
+    rows = [("warp_execution_efficiency", 0.5 / 32)]
+    c = criterion(evaluate(_profile(rows, block_x=1), DEVICE), "DIVERGENCE")
+    assert c.value == pytest.approx(0.5 / 32) and not c.variant
 
 
 def test_devicesync_activity_from_speed_of_light_cycles() -> None:
