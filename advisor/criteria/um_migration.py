@@ -26,6 +26,7 @@ Without the device's bandwidth the bound is left out (noted).
 
 from __future__ import annotations
 
+from advisor.criteria.engine import migrations
 from advisor.criteria.engine.analysis import COMPUTED, CriterionResult, Speedups
 from advisor.criteria.engine.common import Context, Scored, aux_mean, not_applicable, score
 from advisor.criteria.engine.inputs import KernelData, Recipe
@@ -33,25 +34,23 @@ from advisor.criteria.engine.spec import CriterionSpec, Needs
 
 NAME = "UM_MIGRATION"
 
-BYTES = "launch.um_migrated_bytes"
-FAULT = "launch.um_fault_ns"
-DURATION = "launch.duration_ns"
+#: per launch, as shares of its duration (advisor.criteria.engine.migrations)
+FAULT_SHARE = migrations.FAULT_SHARE
+MIGRATED_BYTES_PER_S = migrations.MIGRATED_BYTES_PER_S
 
 
-def um_share(fault_ns: float, duration_ns: float) -> float | None:
-    """1 - fault time / kernel time, clamped to [0, 1]; None for a launch of no duration."""
-    if not duration_ns > 0:
-        return None
-    return min(1.0, max(0.0, 1.0 - fault_ns / duration_ns))
+def um_share(fault_share: float) -> float:
+    """1 - fault time / kernel time, clamped to [0, 1]."""
+    return min(1.0, max(0.0, 1.0 - fault_share))
 
 
 RECIPES: tuple[Recipe, ...] = (
     Recipe(
         "1 - time with unified-memory migrations outstanding / kernel time (trace)",
-        (FAULT, DURATION),
-        lambda v: um_share(v[FAULT], v[DURATION]),
+        (FAULT_SHARE,),
+        lambda v: um_share(v[FAULT_SHARE]),
         tools=(),
-        optional=(BYTES,),
+        optional=(MIGRATED_BYTES_PER_S,),
     ),
 )
 
@@ -59,10 +58,10 @@ RECIPES: tuple[Recipe, ...] = (
 TRANSFER_FLOOR = (
     Recipe(
         "migrated bytes / peak DRAM bandwidth / kernel time",
-        (BYTES, DURATION, "device.peak_dram_bytes_per_s"),
+        (MIGRATED_BYTES_PER_S, "device.peak_dram_bytes_per_s"),
         lambda v: (
-            v[BYTES] / v["device.peak_dram_bytes_per_s"] * 1e9 / v[DURATION]
-            if v[DURATION] > 0 and v["device.peak_dram_bytes_per_s"] > 0
+            v[MIGRATED_BYTES_PER_S] / v["device.peak_dram_bytes_per_s"]
+            if v["device.peak_dram_bytes_per_s"] > 0
             else None
         ),
         tools=(),
@@ -87,7 +86,11 @@ def evaluate(kernel: KernelData, ctx: Context) -> CriterionResult:
             else "the kernel's launches have no duration"
         )
         return not_applicable(NAME, why)
-    if not (scored.inputs.get(BYTES, 0.0) > 0 or scored.inputs.get(FAULT, 0.0) > 0):
+    moved, waited = (
+        scored.inputs.get(MIGRATED_BYTES_PER_S, 0.0),
+        scored.inputs.get(FAULT_SHARE, 0.0),
+    )
+    if not (moved > 0 or waited > 0):
         return not_applicable(
             NAME, "no unified-memory migration was recorded during this kernel", scored.inputs
         )

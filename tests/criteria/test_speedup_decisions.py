@@ -1,7 +1,8 @@
 """The speedup Decisions taken from the tuning-step measurements (docs/criteria.md): P1 (p from
 the level's measured utilization), P2 (the roofline bound of the overall potential), A1 (the
 application figure), G1 (LOADBALANC_SM from the launch configuration, "grid too small"), V1
-(predicated-off lanes), V2 (partial warps from the launch configuration), and the DEVICESYNC warp activity from the Speed Of Light cycles.
+(predicated-off lanes), V2 (partial warps from the launch configuration), and the DEVICESYNC
+warp activity from the Speed Of Light cycles.
 
 Every expected number is computed by hand in the comment beside it.
 """
@@ -11,8 +12,8 @@ from __future__ import annotations
 import pytest
 
 from advisor.criteria import evaluate
-from advisor.criteria.engine.analysis import COMPUTED, to_json
 from advisor.criteria.divergence import PARTIAL_WARPS
+from advisor.criteria.engine.analysis import COMPUTED, to_json
 from advisor.criteria.loadbalanc_sm import GRID_TOO_SMALL, launch_balance
 from tests.criteria.test_criteria_engine import DEVICE, criterion, launch, make_profile, metric
 

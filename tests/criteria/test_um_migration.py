@@ -38,9 +38,8 @@ def move(
 
 
 def test_formula_and_bound() -> None:
-    assert um_share(900.0, 1000.0) == pytest.approx(0.1)
-    assert um_share(2000.0, 1000.0) == 0.0  # clamped
-    assert um_share(0.0, 0.0) is None
+    assert um_share(0.9) == pytest.approx(0.1)
+    assert um_share(2.0) == 0.0  # clamped
     assert potential(0.1, None) == pytest.approx(10.0)
     # the migrated bytes read once take a quarter of the kernel's time: at most 4x
     assert potential(0.1, 0.25) == pytest.approx(4.0)
@@ -67,10 +66,11 @@ def test_per_launch_bursts_devices_and_prefetches() -> None:
         ]
     )
     out = migrations.per_launch(launches, transfers)
-    moved, fault = out["launch.um_migrated_bytes"], out["launch.um_fault_ns"]
-    # launch 0: one burst 1100-2200, clipped at the launch's end 2000
-    assert moved[:3].tolist() == [6 * MiB, 0.0, 8 * MiB]
-    assert fault[:3].tolist() == [900.0, 0.0, 10.0]
+    moved, fault = out[migrations.MIGRATED_BYTES_PER_S], out[migrations.FAULT_SHARE]
+    # launch 0 (1000 ns): one burst 1100-2200, clipped at the launch's end 2000; shares of the
+    # launches' durations
+    assert moved[:3].tolist() == [6 * MiB / 1e-6, 0.0, 8 * MiB / 1e-6]  # bytes per second
+    assert fault[:3].tolist() == [0.9, 0.0, 0.01]
     assert np.isnan(moved[3:]).all() and np.isnan(fault[3:]).all()  # no start; negative time
 
 
@@ -80,10 +80,11 @@ def test_bursts_split_at_long_gaps_and_clip_at_the_launch() -> None:
     # whole stretch between them
     launch = pd.DataFrame([{"start_ns": 0.0, "duration_ns": 4 * gap, "device_id": 0}])
     sparse = pd.DataFrame([move(gap / 2, 1e3, 4096.0), move(3 * gap, 1e3, 4096.0)])
-    assert migrations.per_launch(launch, sparse)["launch.um_fault_ns"][0] == 2e3
+    share = migrations.FAULT_SHARE
+    assert migrations.per_launch(launch, sparse)[share][0] == 2e3 / (4 * gap)
     # migrations 0.1 ms apart (a driver servicing batches of faults) are one burst, gaps included
     dense = pd.DataFrame([move(1e5 * k, 1e4, 4096.0) for k in range(10)])
-    assert migrations.per_launch(launch, dense)["launch.um_fault_ns"][0] == 9e5 + 1e4
+    assert migrations.per_launch(launch, dense)[share][0] == (9e5 + 1e4) / (4 * gap)
     # a burst that began before the launch counts from the launch's start; the next launch of
     # a burst that runs on past its predecessor's end gets only its own part
     two = pd.DataFrame(
@@ -94,8 +95,8 @@ def test_bursts_split_at_long_gaps_and_clip_at_the_launch() -> None:
     )
     long = pd.DataFrame([move(50.0, 300.0, 4096.0)])  # 50-350
     out = migrations.per_launch(two, long)
-    assert out["launch.um_fault_ns"].tolist() == [100.0, 50.0]
-    assert out["launch.um_migrated_bytes"].tolist() == [0.0, 0.0]  # it started before both
+    assert out[share].tolist() == [1.0, 0.5]
+    assert out[migrations.MIGRATED_BYTES_PER_S].tolist() == [0.0, 0.0]  # it started before both
     starts, ends = migrations.bursts(
         np.array([0.0, 10.0, 20.0 + gap + 1]), np.array([20.0, 15.0, 2 * gap])
     )
@@ -118,7 +119,9 @@ def test_computed_weighted_over_launches_and_bounded_by_bandwidth() -> None:
     assert c.status == COMPUTED
     assert c.value == pytest.approx(0.55)
     assert c.speedups.amdahl == pytest.approx(1 / 0.55)
-    assert c.inputs["launch.um_migrated_bytes"] == pytest.approx(32 * MiB)  # mean per launch
+    # duration-weighted means: 64 MiB over 2 ms, 0.9 ms of faults over 2 ms
+    assert c.inputs[migrations.MIGRATED_BYTES_PER_S] == pytest.approx(64 * MiB / 2e-3)
+    assert c.inputs[migrations.FAULT_SHARE] == pytest.approx(0.45)
     # without the device's bandwidth the bound is left out, and said so
     c = criterion(evaluate(p), "UM_MIGRATION")
     assert c.speedups.amdahl == pytest.approx(1 / 0.55)
@@ -152,9 +155,9 @@ def test_real_managed_memory_without_and_with_prefetch(tuning_families: Path) ->
     k = faulting.data["kernels"][0]
     c = k["criteria"]["UM_MIGRATION"]
     assert c["status"] == COMPUTED
-    assert c["inputs"]["launch.um_migrated_bytes"] == 128 * MiB
+    assert c["inputs"][migrations.MIGRATED_BYTES_PER_S] == pytest.approx(128 * MiB / 62_307_425e-9)
     # 64 bursts 0.25-0.29 ms apart cover 61.6 of the kernel's 62.3 ms: 1 - 61.6 / 62.3
-    assert c["inputs"]["launch.um_fault_ns"] == pytest.approx(61_599_681.0)
+    assert c["inputs"][migrations.FAULT_SHARE] == pytest.approx(61_599_681 / 62_307_425)
     assert c["value"] == pytest.approx(1 - 61_599_681 / 62_307_425)
     # the bursts, not the bandwidth floor (128 MiB at 448 GB/s = 0.30 ms: 208x), set it
     assert c["potential_speedup"] == pytest.approx(1 / c["value"])

@@ -27,8 +27,8 @@ CONFIG = (
     "launch.grid_blocks",
     "launch.registers_per_thread",
     "launch.shared_bytes_per_block",
-    "launch.um_migrated_bytes",
-    "launch.um_fault_ns",
+    "launch.um_fault_share",
+    "launch.um_migrated_bytes_per_s",
     "launch.duration_ns",
 )
 

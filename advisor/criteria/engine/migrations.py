@@ -6,15 +6,19 @@ pages while the kernel waits: nsys and nvprof record each migration as a transfe
 ``cause`` is not a prefetch (``cudaMemPrefetchAsync``) or an eviction; a trace without causes
 (nsys CSV, nvprof) counts them all.  Per GPU they form *bursts*: migrations less than
 :data:`BURST_GAP_NS` apart belong to one burst, the gaps being the time the driver takes to
-service the next batch of faults, during which the faulting warps wait.  Per launch:
+service the next batch of faults, during which the faulting warps wait.  Per launch, as shares
+of its duration (so that the engine's duration-weighted means over launches are the sums'
+ratios, 1 - sum fault / sum duration, without reading each launch's duration again):
 
-* ``launch.um_migrated_bytes`` -- the bytes of the on-demand migrations that start during it;
-* ``launch.um_fault_ns`` -- the time of the launch covered by bursts (each from its first
-  migration's start to its last one's end, clipped to the launch).
+* ``launch.um_fault_share`` -- the time of the launch covered by bursts (each from its first
+  migration's start to its last one's end, clipped to the launch) over its duration;
+* ``launch.um_migrated_bytes_per_s`` -- the bytes of the on-demand migrations that start during
+  it over its duration.
 
 Both are NaN (unknown) for a launch without a start time or a duration >= 0, and 0 for a timed
-launch during which nothing migrated.  Kernels that run at the same time on one GPU (streams)
-each count the migrations during them: which of them faulted is not in the trace.
+launch during which nothing migrated (a launch of zero duration with migrations: unknown).
+Kernels that run at the same time on one GPU (streams) each count the migrations during them:
+which of them faulted is not in the trace.
 """
 
 from __future__ import annotations
@@ -32,8 +36,12 @@ NOT_ON_DEMAND = ("prefetch", "eviction")
 BURST_GAP_NS = 500_000.0
 
 
+FAULT_SHARE = "launch.um_fault_share"
+MIGRATED_BYTES_PER_S = "launch.um_migrated_bytes_per_s"
+
+
 def per_launch(launches: pd.DataFrame, transfers: pd.DataFrame) -> dict[str, np.ndarray]:
-    """``launch.um_migrated_bytes`` and ``launch.um_fault_ns`` of every ``launches`` row."""
+    """:data:`FAULT_SHARE` and :data:`MIGRATED_BYTES_PER_S` of every ``launches`` row."""
     starts = launches["start_ns"].to_numpy(dtype=float, na_value=np.nan)
     ends = starts + launches["duration_ns"].to_numpy(dtype=float, na_value=np.nan)
     timed = np.isfinite(starts) & np.isfinite(ends) & (ends >= starts)
@@ -43,9 +51,9 @@ def per_launch(launches: pd.DataFrame, transfers: pd.DataFrame) -> dict[str, np.
         # view of one number where all launches agree, so a million launches cost no memory
         if timed.all() or not timed.any():
             same = np.broadcast_to(0.0 if timed.all() else np.nan, timed.shape)
-            return {"launch.um_migrated_bytes": same, "launch.um_fault_ns": same}
+            return {FAULT_SHARE: same, MIGRATED_BYTES_PER_S: same}
         blank = np.where(timed, 0.0, np.nan)
-        return {"launch.um_migrated_bytes": blank, "launch.um_fault_ns": blank.copy()}
+        return {FAULT_SHARE: blank, MIGRATED_BYTES_PER_S: blank.copy()}
     moved = np.where(timed, 0.0, np.nan)
     fault = np.where(timed, 0.0, np.nan)
     t = transfers[demand]
@@ -69,7 +77,13 @@ def per_launch(launches: pd.DataFrame, transfers: pd.DataFrame) -> dict[str, np.
         moved[rows] = cum[hi] - cum[lo]  # ends >= starts: hi >= lo
         burst_s, burst_e = bursts(s, e)
         fault[rows] = _covered(burst_s, burst_e, z) - _covered(burst_s, burst_e, a)
-    return {"launch.um_migrated_bytes": moved, "launch.um_fault_ns": fault}
+    duration = ends - starts
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(fault == 0, 0.0, fault / duration)
+        rate = np.where(moved == 0, 0.0, moved / duration * 1e9)
+    share = np.where(timed & np.isfinite(share), share, np.nan)
+    rate = np.where(timed & np.isfinite(rate), rate, np.nan)
+    return {FAULT_SHARE: share, MIGRATED_BYTES_PER_S: rate}
 
 
 def bursts(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
