@@ -153,3 +153,22 @@ def test_means_over_collapsed_units_by_hand(profile: Profile) -> None:
     c = next(k for k in analysis.kernels if k.name == "c")
     div_c = next(x for x in c.criteria if x.name == "DIVERGENCE")
     assert div_c.value == pytest.approx(min(1.0, float((weights * values).sum() / weights.sum())))
+
+
+def test_only_the_paper_level_share_reads_each_launchs_duration() -> None:
+    """A recipe needing ``launch.duration_ns`` makes the engine split every collapsed unit into
+    its launches: a criterion doing so for every trace costs a million-launch trace seconds per
+    kernel.  Only the paper's level share (transactions x latency / warp-cycles, the last
+    recipe of p, read when a profile has metrics) does; UM_MIGRATION reads per-launch shares of
+    the duration (advisor.criteria.engine.migrations) and the launch-configuration recipes
+    none."""
+    from advisor.criteria import SPECS
+    from advisor.criteria.engine.inputs import DURATION
+
+    readers = {
+        spec.name
+        for spec in SPECS
+        for recipe in spec.recipes
+        if DURATION in (*recipe.needs, *recipe.optional) and "latency" not in recipe.label
+    }
+    assert readers == set()
