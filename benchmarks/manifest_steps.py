@@ -178,10 +178,12 @@ def derive(manifest: Path, families: Iterable[str] | None = None) -> Derived:
     for row in rows:
         if wanted is None or row["family_id"] in wanted:
             by_family.setdefault(row["family_id"], []).append(row)
+    companions, notes = _companions(rows)
     steps: list[dict[str, str]] = []
     not_derived: dict[str, str] = {}
     for family, members in by_family.items():
-        got, problems = _family_steps(family, members, rows)
+        got, problems = _family_steps(family, members, rows, companions)
+        problems = [*notes.get(family, []), *problems]
         for n, step in enumerate(got, start=1):
             step["step_id"] = f"{family}-m{n}"
         steps += got
@@ -200,26 +202,44 @@ def _find(members: Sequence[dict[str, str]], name: str) -> dict[str, str] | None
     return hits[0] if len(hits) == 1 else None
 
 
+def _companions(
+    rows: Sequence[dict[str, str]],
+) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """Metrics-only runs (``companion of NAME``): baseline file -> companion file, and per
+    family the companions that name no file or several."""
+    companions: dict[str, str] = {}
+    problems: dict[str, list[str]] = {}
+    for row in rows:
+        text = row["paired_with"].strip()
+        if not text.lower().startswith("companion of "):
+            continue
+        target = text[len("companion of ") :].strip()
+        hits = [
+            r
+            for r in rows
+            if r["family_id"] == row["family_id"]
+            and target in Path(r["local_path"]).name
+            and r is not row
+        ]
+        if len(hits) == 1:
+            companions[hits[0]["local_path"]] = row["local_path"]
+        else:
+            problems.setdefault(row["family_id"], []).append(
+                f"{row['local_path']}: companion of {target!r} names {len(hits)} files; not merged"
+            )
+    return companions, problems
+
+
 def _family_steps(
-    family: str, members: Sequence[dict[str, str]], everyone: Sequence[dict[str, str]]
+    family: str,
+    members: Sequence[dict[str, str]],
+    everyone: Sequence[dict[str, str]],
+    companions: dict[str, str],
 ) -> tuple[list[dict[str, str]], list[str]]:
     """The steps of one family; a baseline is looked up in the family first, then in the
-    whole MANIFEST (a version may improve on another family's file)."""
+    whole MANIFEST (a version may improve on another family's file); ``companions`` as
+    :func:`_companions` gives them."""
     problems: list[str] = []
-    companions: dict[str, str] = {}
-    for row in everyone:
-        text = row["paired_with"].strip()
-        if text.lower().startswith("companion of "):
-            target = text[len("companion of ") :].strip()
-            same = [r for r in everyone if r["family_id"] == row["family_id"]]
-            hits = [r for r in same if target in Path(r["local_path"]).name and r is not row]
-            if len(hits) == 1:
-                companions[hits[0]["local_path"]] = row["local_path"]
-            elif row["family_id"] == family:
-                problems.append(
-                    f"{row['local_path']}: companion of {target!r} names "
-                    f"{len(hits)} files; not merged"
-                )
 
     def find(name: str) -> dict[str, str] | None:
         return _find(members, name) or _find(everyone, name)
