@@ -132,11 +132,13 @@ def _parse_constant(literal: str) -> float:
     raise _NumberError(literal, f"{literal} is not a JSON number (numbers must be finite)")
 
 
-def decode(text: str, path: str | os.PathLike[str]) -> Any:
+def decode(text: str, path: str | os.PathLike[str], *, shape_checked: bool = False) -> Any:
     """``text`` decoded as JSON within the limits; a bad document is a :class:`MalformedInput`
-    (at its line when known)."""
+    (at its line when known).  ``shape_checked``: the caller has run :func:`check_shape` on
+    this very text already (it is not scanned twice)."""
     where = os.fspath(path)
-    check_shape(text, path)
+    if not shape_checked:
+        check_shape(text, path)
     try:
         return json.loads(text, parse_constant=_parse_constant)
     except json.JSONDecodeError as exc:

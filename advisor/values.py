@@ -129,7 +129,7 @@ def checked_frames(
     (see the module docstring), and the notes saying which rows went."""
     out = dict(frames)
     notes: list[str] = []
-    dropped_launches: np.ndarray | None = None
+    dropped_launches: pd.api.extensions.ExtensionArray | None = None
     for table, (what, columns) in CHECKED.items():
         frame = out[table]
         if not len(frame):
@@ -140,15 +140,14 @@ def checked_frames(
         rows = np.flatnonzero(bad)
         notes.extend(_row_notes(path, table, what, frame, rows, reasons))
         if table == "launches":
-            dropped_launches = frame["launch_id"].to_numpy(dtype=object)[rows]
+            dropped_launches = frame["launch_id"].array[rows]  # Int64: no object copy
         out[table] = frame[~bad].reset_index(drop=True)
     for table in TRACES:
         notes.extend(_untimed_note(path, table, out[table]))
     if dropped_launches is not None:
-        gone = pd.array(dropped_launches, dtype="Int64")
         for table in ("metrics", "rules"):
             frame = out[table]
-            linked = frame["launch_id"].isin(gone).to_numpy(dtype=bool)
+            linked = frame["launch_id"].isin(dropped_launches).to_numpy(dtype=bool)
             if linked.any():
                 out[table] = frame[~linked].reset_index(drop=True)
     return out, notes

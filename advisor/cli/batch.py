@@ -26,6 +26,7 @@ from collections.abc import Sequence
 import click
 
 from advisor import progress
+from advisor.cli import options
 from advisor.errors import EXIT_GATE, EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, one_line
 from advisor.output import write_atomic
 from advisor.render import batch_index
@@ -54,8 +55,7 @@ def report_folder(paths: Sequence[str], settings: batch.Settings, jobs: int, qui
         entries = batch.run(todo, settings, jobs, on_done=done)
     finally:
         bar.clear()
-    inputs = [job.path for job in todo]
-    inputs += [settings.device] if settings.device and os.path.lexists(settings.device) else []
+    inputs = options.run_inputs([job.path for job in todo], settings.device)
     counts = batch_index.counts(entries)
     texts = {
         "html": lambda: batch_index.html(entries, settings.speedup_form),

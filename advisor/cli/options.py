@@ -105,6 +105,15 @@ def run_inputs(files: Iterable[str], *side: str | None) -> list[str]:
     return [*files, *(path for path in side if path is not None and os.path.lexists(path))]
 
 
+def gpu_names(values: Iterable[str], option: str) -> list[str]:
+    """The GPU names of a repeatable ``NAME[,NAME...]`` option (``--gpu``, ``--predict-gpu``),
+    stripped, each once in the order given; an empty name is a usage error."""
+    names = [name.strip() for value in values for name in value.split(",")]
+    if any(not name for name in names):
+        raise UsageError(f"{option}: empty GPU name; give NAME[,NAME...]")
+    return list(dict.fromkeys(names))
+
+
 def say(quiet_flag: bool, line: str) -> None:
     """An informational line on stdout, silenced by --quiet."""
     if not quiet_flag:

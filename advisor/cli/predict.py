@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import click
 
@@ -78,13 +78,6 @@ def _constant(counts: ThreadCounts) -> Callable[[float], ThreadCounts]:
         return counts
 
     return counts_at
-
-
-def _gpu_names(values: Sequence[str]) -> list[str]:
-    names = [name.strip() for value in values for name in value.split(",")]
-    if any(not name for name in names):
-        raise UsageError("--gpu: empty GPU name; give NAME[,NAME...]")
-    return list(dict.fromkeys(names))
 
 
 @predict_group.command(name="bsp")
@@ -170,7 +163,7 @@ def bsp_cmd(
     if calibrate is not None:
         cal_gpu_name, cal_size, measured_s = parse_calibration(calibrate)
         cal_gpu = find_gpu(cal_gpu_name, "--calibrate")
-    target_specs = [find_gpu(name, "--gpu") for name in _gpu_names(gpus)]
+    target_specs = [find_gpu(name, "--gpu") for name in options.gpu_names(gpus, "--gpu")]
     counts_at: Callable[[float], ThreadCounts]
     latencies: Latencies = DEFAULT_LATENCIES
     paths: tuple[str, ...]

@@ -212,11 +212,9 @@ def _model_inputs(
         raise UsageError(
             "report: --app, --kernels and --predict-gpu describe one run; not with --per-file"
         )
-    names = [n.strip() for value in predict_gpus for n in value.split(",")]
-    if any(not n for n in names):
-        raise UsageError("--predict-gpu: empty GPU name; give NAME[,NAME...]")
+    names = options.gpu_names(predict_gpus, "--predict-gpu")
     try:
-        gpus = tuple(find_device(n) for n in dict.fromkeys(names))
+        gpus = tuple(find_device(n) for n in names)
     except UsageError as exc:
         raise UsageError(f"--predict-gpu: {exc}") from None
     if (app_path is None) != (app_size is None):

@@ -44,7 +44,7 @@ def read_raw(path: str) -> RawRun:
     text = jsonfile.read_text(path, "raw samples")
     jsonfile.check_shape(text, path)  # the limits hold for both layouts
     try:
-        data = jsonfile.decode(text, path)
+        data = jsonfile.decode(text, path, shape_checked=True)
     except MalformedInput:
         data = None  # JSON lines, or a damaged file: the line reader says which line
     if isinstance(data, dict) and "schema" in data:
