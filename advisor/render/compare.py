@@ -16,17 +16,15 @@ from advisor.render.report import (
 )
 from advisor.report.compare import (
     COMPARE_KERNELS,
-    EXACT,
     IMPROVED_MIN_DELTA,
     LEDGER_CHECK_NOTE,
-    MATCH_METHODS,
     Comparison,
     KernelTrack,
-    MatchedPair,
     PairCheck,
     PairMatch,
     pair_display,
 )
+from advisor.report.matching import EXACT, MATCH_METHODS, MatchedPair
 from advisor.validation import Summary
 
 #: kernels given a grouped criteria chart

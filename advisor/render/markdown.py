@@ -306,9 +306,14 @@ def _where(view: _View, h: HintView) -> str:
     if not h.kernels:
         return ""
     share = f" ({_pct(h.share_of_gpu_time)} of GPU time)" if h.share_of_gpu_time is not None else ""
-    if len(h.kernels) == 1:
-        return f" in {view.name(h.kernels[0])}{share}"
-    return f" in {len(h.kernels)} kernels{share}"
+    return _in_kernels(view, h.kernels) + share
+
+
+def _in_kernels(view: _View, kernels: Sequence[str]) -> str:
+    """`` in `k()` `` for one kernel, `` in 3 kernels`` for several, empty for none."""
+    if len(kernels) == 1:
+        return f" in {view.name(kernels[0])}"
+    return f" in {len(kernels)} kernels" if kernels else ""
 
 
 def _missing_estimate(view: _View) -> str:
@@ -486,13 +491,7 @@ def _what_to_do(view: _View, brief: bool) -> str:
         lines = []
         for i, entry in enumerate(later, start=len(s.top_hints) + 1):
             kernels = entry.get("kernels") or ([entry["kernel"]] if entry.get("kernel") else [])
-            where = (
-                f" in {view.name(kernels[0])}"
-                if len(kernels) == 1
-                else f" in {len(kernels)} kernels"
-                if kernels
-                else ""
-            )
+            where = _in_kernels(view, kernels)
             lines.append(
                 f"{i}. **{entry['criterion']}**{where}: {md_escape(entry.get('title', ''))} — "
                 f"on the whole GPU time {_x(entry.get('application_speedup'))}"
@@ -519,12 +518,9 @@ def _criteria(view: _View, rows: Sequence[KernelRow]) -> str:
                 if e is not None:
                     text += f" (NVIDIA {_nvidia(e).strip('()')}{', local' if e.local else ''})"
             values.append(text)
-        statuses = {
-            n: c.get("status") for n, c in (view.json.get(r.name, {}).get("criteria") or {}).items()
-        }
-        absent = [n for n, v in zip(names, r.values, strict=False) if v is None]
-        missing = [n for n in absent if statuses.get(n) != "not_applicable"]
-        inapplicable = [n for n in absent if statuses.get(n) == "not_applicable"]
+        absent = [(n, s) for n, v, s in zip(names, r.values, r.statuses, strict=False) if v is None]
+        missing = [n for n, s in absent if s != "not_applicable"]
+        inapplicable = [n for n, s in absent if s == "not_applicable"]
         facts = (
             f"{_time(r)}, {_pct(r.share_of_gpu_time)} of GPU time, bound "
             f"{md_escape(r.bound or 'unknown')}, potential {_x(r.potential_speedup)}"

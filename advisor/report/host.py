@@ -95,8 +95,11 @@ class SyncGroup:
     potential_speedup: float
 
 
-def _activities(profile: Profile) -> pd.DataFrame:
-    """Kernels and transfers with (device, stream, start, end, the issuing call's start)."""
+def activities(profile: Profile) -> pd.DataFrame:
+    """Kernels (first, in launch-table order) and transfers with (device, stream, start, end,
+    the issuing call's start and end): what every function below reads.  Build it once and pass
+    it as ``acts`` when calling several of them on one profile
+    (:func:`advisor.report.host_view.host_view`)."""
     parts = []
     for frame in (profile.launches, profile.transfers):
         timed = frame[frame["start_ns"].notna() & frame["duration_ns"].notna()]
@@ -113,25 +116,21 @@ def _activities(profile: Profile) -> pd.DataFrame:
         )
     acts = pd.concat(parts, ignore_index=True)
     calls = profile.api_calls[profile.api_calls["correlation_id"].notna()]
-    call_start = pd.Series(
-        calls["start_ns"].to_numpy(float),
-        index=calls["correlation_id"].astype("Int64").to_numpy(np.int64),
-    )
-    call_start = call_start[~call_start.index.duplicated(keep="first")]
-    acts["call"] = call_start.reindex(acts["corr"].fillna(-1).astype(np.int64)).to_numpy(float)
-    call_dur = pd.Series(calls["duration_ns"].to_numpy(float), index=call_start.index.copy())
-    if len(calls):
-        first = ~calls["correlation_id"].astype("Int64").duplicated(keep="first").to_numpy()
-        call_dur = pd.Series(calls["duration_ns"].to_numpy(float)[first], index=call_start.index)
-    acts["call_end"] = acts["call"] + call_dur.reindex(
-        acts["corr"].fillna(-1).astype(np.int64)
-    ).to_numpy(float)
+    ids = calls["correlation_id"].astype("Int64").to_numpy(np.int64)
+    first = ~pd.Index(ids).duplicated(keep="first")  # the first call of a correlation id
+    wanted = acts["corr"].fillna(-1).astype(np.int64)
+    call_start = pd.Series(calls["start_ns"].to_numpy(float)[first], index=ids[first])
+    call_dur = pd.Series(calls["duration_ns"].to_numpy(float)[first], index=ids[first])
+    acts["call"] = call_start.reindex(wanted).to_numpy(float)
+    acts["call_end"] = acts["call"] + call_dur.reindex(wanted).to_numpy(float)
     return acts
 
 
-def idle_split(profile: Profile) -> tuple[tuple[IdleSplit, ...], IdleSplit]:
+def idle_split(
+    profile: Profile, acts: pd.DataFrame | None = None
+) -> tuple[tuple[IdleSplit, ...], IdleSplit]:
     """Per (device, stream) and in total (module docstring)."""
-    acts = _activities(profile)
+    acts = activities(profile) if acts is None else acts
     rows = []
     for (device, stream), group in acts.groupby(["device", "stream"], sort=True):
         g = group.sort_values(["start", "end"], kind="mergesort")
@@ -176,8 +175,8 @@ def _blocks(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return s[heads], reach[tails]
 
 
-def device_use(profile: Profile) -> tuple[DeviceUse, ...]:
-    acts = _activities(profile)
+def device_use(profile: Profile, acts: pd.DataFrame | None = None) -> tuple[DeviceUse, ...]:
+    acts = activities(profile) if acts is None else acts
     out = []
     for device, group in acts.groupby("device", sort=True):
         s, e = _blocks(group["start"].to_numpy(float), group["end"].to_numpy(float))
@@ -187,7 +186,7 @@ def device_use(profile: Profile) -> tuple[DeviceUse, ...]:
 
 def stream_busy(profile: Profile) -> dict[tuple[int | None, int | None], float]:
     """Union of activity intervals per (device, stream)."""
-    acts = _activities(profile)
+    acts = activities(profile)
     out: dict[tuple[int | None, int | None], float] = {}
     for (device, stream), group in acts.groupby(["device", "stream"], sort=True):
         s, e = _blocks(group["start"].to_numpy(float), group["end"].to_numpy(float))
@@ -196,8 +195,8 @@ def stream_busy(profile: Profile) -> dict[tuple[int | None, int | None], float]:
     return out
 
 
-def launch_delay(profile: Profile) -> LaunchDelay | None:
-    acts = _activities(profile)
+def launch_delay(profile: Profile, acts: pd.DataFrame | None = None) -> LaunchDelay | None:
+    acts = activities(profile) if acts is None else acts
     kernels = acts.iloc[: int(profile.launches["start_ns"].notna().sum())]
     delay = (kernels["start"] - kernels["call"]).dropna().to_numpy(float)
     if not len(delay):
@@ -213,12 +212,14 @@ def launch_delay(profile: Profile) -> LaunchDelay | None:
     )
 
 
-def sync_groups(profile: Profile) -> tuple[tuple[SyncGroup, ...], float]:
+def sync_groups(
+    profile: Profile, acts: pd.DataFrame | None = None
+) -> tuple[tuple[SyncGroup, ...], float]:
     """The host syncs by operator, most charged idle first, and the potential speedup of
     removing them all (1.0 without syncs)."""
     calls = profile.api_calls
     syncs = calls[calls["sync_kind"].isin(HOST_SYNCS) & calls["start_ns"].notna()]
-    acts = _activities(profile)
+    acts = activities(profile) if acts is None else acts
     if syncs.empty or acts.empty:
         return (), 1.0
     s, e = _blocks(acts["start"].to_numpy(float), acts["end"].to_numpy(float))

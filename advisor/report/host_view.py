@@ -59,13 +59,14 @@ def host_view(profile: Profile) -> HostView | None:
     )
     if not timed:
         return None
-    streams, total = host.idle_split(profile)
-    syncs, speedup = host.sync_groups(profile)
+    acts = host.activities(profile)  # built once for the four readings below
+    streams, total = host.idle_split(profile, acts)
+    syncs, speedup = host.sync_groups(profile, acts)
     return HostView(
-        devices=host.device_use(profile),
+        devices=host.device_use(profile, acts),
         idle_streams=streams,
         idle_total=total,
-        launch_delay=host.launch_delay(profile),
+        launch_delay=host.launch_delay(profile, acts),
         syncs=syncs,
         syncs_speedup=speedup,
         launch_bound=ops.launch_bound(profile),
