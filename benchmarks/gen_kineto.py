@@ -174,10 +174,6 @@ def write_kineto(path: Path, n: int, seed: int, compress: bool = False) -> None:
         out.write('\n  ],\n  "traceName": "synthetic_kineto"\n}\n')
 
 
-def write_kineto_gzip(path: Path, n: int, seed: int) -> None:
-    write_kineto(path, n, seed, compress=True)
-
-
 GENERATORS: dict[str, tuple[Callable[[Path, int, int], None], int, bool]] = {
     "kineto-json": (write_kineto, DEFAULT_N, False),
 }

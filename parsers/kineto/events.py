@@ -54,6 +54,8 @@ _ALIASES = {
     "operator": CPU_OP,
 }
 MISSING = -1
+#: a kernel's ``grid`` / ``block`` arg -> its x, y, z columns (named once, not per event)
+_DIMS = (("grid", ("grid_x", "grid_y", "grid_z")), ("block", ("block_x", "block_y", "block_z")))
 
 
 def _ints(*names: str) -> dict[str, array]:
@@ -141,11 +143,11 @@ class Collector:
     def _kernel(self, event: Mapping[str, Any], args: Mapping[str, Any]) -> None:
         cols = self.kernels
         self._place(cols, event, args)
-        for axis, key in (("grid", "grid"), ("block", "block")):
+        for key, columns in _DIMS:
             dims = args.get(key)
             dims = dims if isinstance(dims, list) and len(dims) == 3 else (None, None, None)
-            for suffix, value in zip("xyz", dims, strict=True):
-                cols[f"{axis}_{suffix}"].append(integer(value))
+            for column, value in zip(columns, dims, strict=True):
+                cols[column].append(integer(value))
         cols["registers"].append(integer(args.get("registers per thread")))
         self.kernel_floats["duration"].append(duration_ns(event.get("dur")))
         self.kernel_floats["shared"].append(number(args.get("shared memory")))

@@ -44,28 +44,33 @@ SYNC_CALLS = {
 }
 
 
+def _i64(values: array) -> np.ndarray:
+    """An ``array("q")`` column as int64 values (a view, empty for an empty column)."""
+    return np.frombuffer(values, dtype=np.int64)
+
+
 def _int_column(values: array) -> pd.arrays.IntegerArray:
-    data = np.frombuffer(values, dtype=np.int64) if len(values) else np.zeros(0, np.int64)
+    data = _i64(values)
     return pd.arrays.IntegerArray(data.copy(), data == MISSING)
 
 
 def _floats(values: array) -> np.ndarray:
-    return np.frombuffer(values, dtype=np.float64).copy() if len(values) else np.zeros(0)
+    return np.frombuffer(values, dtype=np.float64).copy()
 
 
 def _starts(values: array, t0: int) -> np.ndarray:
-    raw = np.frombuffer(values, dtype=np.int64) if len(values) else np.zeros(0, np.int64)
+    raw = _i64(values)
     return np.where(raw == MISSING, np.nan, (raw - t0).astype(np.float64))
 
 
 def origin(col: Collector) -> int:
     """The smallest start of any timed event (0 when there is none)."""
-    firsts = [
-        int(np.frombuffer(a, dtype=np.int64)[np.frombuffer(a, dtype=np.int64) != MISSING].min())
-        for a in (col.kernels["start"], col.transfers["start"], col.runtime["start"],
-                  col.ops["start"])
-        if len(a) and (np.frombuffer(a, dtype=np.int64) != MISSING).any()
-    ]  # fmt: skip
+    firsts = []
+    for cols in (col.kernels, col.transfers, col.runtime, col.ops):
+        starts = _i64(cols["start"])
+        known = starts[starts != MISSING]
+        if len(known):
+            firsts.append(int(known.min()))
     return min(firsts) if firsts else 0
 
 
@@ -76,12 +81,9 @@ def outer_operators(col: Collector) -> np.ndarray:
     out = np.full(len(calls["start"]), -1, dtype=np.int64)
     if not len(col.ops["start"]) or not len(out):
         return out
-    op_thread = np.frombuffer(col.ops["thread"], dtype=np.int64)
-    op_start = np.frombuffer(col.ops["start"], dtype=np.int64)
-    op_end = np.frombuffer(col.ops["end"], dtype=np.int64)
-    op_name = np.frombuffer(col.ops["name"], dtype=np.int64)
-    call_thread = np.frombuffer(calls["thread"], dtype=np.int64)
-    call_start = np.frombuffer(calls["start"], dtype=np.int64)
+    op_thread, op_start = _i64(col.ops["thread"]), _i64(col.ops["start"])
+    op_end, op_name = _i64(col.ops["end"]), _i64(col.ops["name"])
+    call_thread, call_start = _i64(calls["thread"]), _i64(calls["start"])
     for thread in np.unique(call_thread):
         ops = np.flatnonzero(op_thread == thread)
         if not len(ops):
@@ -98,8 +100,8 @@ def outer_operators(col: Collector) -> np.ndarray:
     return out
 
 
-def _names(codes: np.ndarray, words: list[Any], index: pd.Index | None = None) -> pd.Series:
-    return pd.Series(schema.categorical_of(codes, [str(w) for w in words]), index=index)
+def _names(codes: np.ndarray, words: list[str]) -> pd.Series:
+    return pd.Series(schema.categorical_of(codes, words))
 
 
 def _positions(values: np.ndarray, known: Sequence[int]) -> np.ndarray:
@@ -126,7 +128,7 @@ def _per_code(
 
 def _operators_by_corr(col: Collector, call_ops: np.ndarray, corr: np.ndarray) -> np.ndarray:
     """The operator code of each GPU activity: that of the API call with its correlation id."""
-    call_corr = np.frombuffer(col.runtime["corr"], dtype=np.int64) if len(call_ops) else None
+    call_corr = _i64(col.runtime["corr"]) if len(call_ops) else None
     if call_corr is None or not len(corr):
         return np.full(len(corr), -1, dtype=np.int64)
     order = np.argsort(call_corr, kind="stable")
@@ -140,10 +142,10 @@ def launches(
     col: Collector, t0: int, call_ops: np.ndarray, device_names: Mapping[int, str]
 ) -> pd.DataFrame:
     k = col.kernels
-    words = col.names.values
+    words: list[str] = col.names.values  # every name is kept as a str
     device_id = _int_column(k["device"])
-    corr = np.frombuffer(k["corr"], dtype=np.int64) if len(k["corr"]) else np.zeros(0, np.int64)
-    names = np.frombuffer(k["name"], dtype=np.int64) if len(k["name"]) else np.zeros(0, np.int64)
+    corr, names = _i64(k["corr"]), _i64(k["name"])
+    shared = _floats(col.kernel_floats["shared"])
     known = sorted(device_names)
     dev_words = [device_names[d] for d in known]
     dev_index = _positions(np.asarray(device_id.to_numpy(dtype=np.int64, na_value=MISSING)), known)
@@ -157,10 +159,8 @@ def launches(
         "duration_ns": _floats(col.kernel_floats["duration"]),
         **{f"{a}_{x}": _int_column(k[f"{a}_{x}"]) for a in ("grid", "block") for x in "xyz"},
         "registers_per_thread": _int_column(k["registers"]),
-        "static_shared_bytes": _floats(col.kernel_floats["shared"]),
-        "dynamic_shared_bytes": np.where(
-            np.isnan(_floats(col.kernel_floats["shared"])), np.nan, 0.0
-        ),
+        "static_shared_bytes": shared,
+        "dynamic_shared_bytes": np.where(np.isnan(shared), np.nan, 0.0),
         "correlation_id": _int_column(k["corr"]),
         "operator": _names(_operators_by_corr(col, call_ops, corr), words),
     }
@@ -171,8 +171,8 @@ def launches(
 
 def transfers(col: Collector, t0: int, call_ops: np.ndarray) -> pd.DataFrame:
     t = col.transfers
-    words = [str(w) for w in col.names.values]
-    codes = np.frombuffer(t["name"], dtype=np.int64) if len(t["name"]) else np.zeros(0, np.int64)
+    words: list[str] = col.names.values
+    codes = _i64(t["name"])
     parts = _per_code(codes, words, _transfer_parts, 3)
     return pd.DataFrame(
         {
@@ -206,9 +206,8 @@ def _transfer_parts(name: str) -> tuple[str, str | None, str | None]:
 
 def api_calls(col: Collector, t0: int, call_ops: np.ndarray) -> pd.DataFrame:
     r = col.runtime
-    words = [str(w) for w in col.names.values]
-    codes = np.frombuffer(r["name"], dtype=np.int64) if len(r["name"]) else np.zeros(0, np.int64)
-    corr = np.frombuffer(r["corr"], dtype=np.int64) if len(r["corr"]) else np.zeros(0, np.int64)
+    words: list[str] = col.names.values
+    codes, corr = _i64(r["name"]), _i64(r["corr"])
     if col.syncs:
         synced = sorted(col.syncs)
         table = np.array([*(col.syncs[c] for c in synced), None], dtype=object)

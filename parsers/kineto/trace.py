@@ -52,7 +52,8 @@ def read_kineto(path: str, selected: Selection) -> Profile:
     if not has_kernels and len(counted):
         launches = counted
     transfers = frames.transfers(col, t0, call_ops)
-    used = {int(d) for d in pd.concat([launches["device_id"], transfers["device_id"]]).dropna()}
+    device_ids = pd.concat([launches["device_id"], transfers["device_id"]]).dropna()
+    used = {int(d) for d in device_ids.unique()}  # the few distinct ids, not every row
     provenance = Provenance(
         path=path,
         format=FORMAT,
@@ -162,17 +163,13 @@ def _holding(cats: Counter[str]) -> str:
     return ", ".join(parts) if parts else "no timed events"
 
 
-def _sniff(head: bytes) -> bool:
-    return sniff_kineto(head)
-
-
 register(
     BinaryFormat(
         name=FORMAT,
         profiler="kineto",
         description="PyTorch profiler (Kineto) trace JSON, plain or gzip: kernels with their "
         "PyTorch operators, memcpy/memset, CUDA API calls and syncs, devices, CUPTI counters",
-        sniff=_sniff,
+        sniff=sniff_kineto,
         read=read_kineto,
         priority=40,
     )
