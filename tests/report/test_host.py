@@ -121,3 +121,17 @@ def test_launch_delay_after_the_call_is_none_without_call_ends(tmp_path: Path) -
         json.loads(pipeline.json_text(host_json(view)))["launch_delay"]["mean_after_call_ns"]
         is None
     )
+
+
+def test_a_repeated_correlation_id_takes_the_first_call(tmp_path: Path) -> None:
+    # a trace whose runtime calls repeat their correlation ids (the calls written twice) used
+    # to raise ValueError; the first call of an id is the one a launch is measured from, so
+    # the figures are those of the trace without the copies
+    events = step_events()
+    doubled = events + [
+        {**e, "ts": e["ts"] + 1.0} for e in events if e.get("cat") == "cuda_runtime"
+    ]
+    plain = host_view(parsers.read(write_trace(tmp_path / "plain.json", events)))
+    twice = host_view(parsers.read(write_trace(tmp_path / "twice.json", doubled)))
+    assert plain is not None and twice is not None
+    assert twice.idle_total == plain.idle_total and twice.launch_delay == plain.launch_delay
