@@ -2,8 +2,8 @@
 
 * ``report FILE... [-o REPORT.html] [--markdown OUT.md] [--json OUT.json] [--device NAME|FILE]
   [--speedup-form amdahl|paper] [--fail-if EXPR ...]`` reads every FILE, merges them as one
-  application run (say an nsys timeline and an ncu report), scores every kernel on the nine
-  criteria and writes the analysis as JSON (layout: docs/criteria.md), the self-contained HTML
+  application run (say an nsys timeline and an ncu report), scores every kernel on every
+  optimization criterion and writes the analysis as JSON (layout: docs/criteria.md), the self-contained HTML
   report and the Markdown summary (docs/report.md); at least one output is required (exit 2).
   The steps are :func:`advisor.pipeline.analyse` and :func:`advisor.pipeline.build`.
   ``--fail-if`` conditions that hold exit with code 4 (advisor/report/gates.py), and so do
@@ -125,8 +125,8 @@ def report_cmd(
     kernels_path: str | None = None,
     predict_gpus: tuple[str, ...] = (),
 ) -> None:
-    """Score every kernel of the FILEs (one application run) on the nine optimization criteria
-    and write the report as HTML (-o), Markdown (--markdown) and/or JSON (--json).
+    """Score every kernel of the FILEs (one application run) on every optimization criterion
+    (docs/criteria.md) and write the report as HTML (-o), Markdown (--markdown) and/or JSON (--json).
 
     With --per-file, every profile in the FILE folders gets its own report, plus an index."""
     options.require_output("report", html_path, markdown_path, json_path, files=not per_file)

@@ -44,3 +44,35 @@ def test_help_has_no_paper_references(path: tuple[str, ...]) -> None:
     assert result.output.startswith("Usage:")
     found = [line.strip() for line in result.output.splitlines() if PAPER_WORDS.search(line)]
     assert found == []
+
+
+#: number words a text may put before "criteria"
+_COUNTS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+           "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
+
+
+def _criteria_counts(text: str) -> set[int]:
+    """Every count a text states for "the criteria" ("on nine criteria", "10 criteria")."""
+    found = re.findall(r"\b(\w+)\s+(?:optimization\s+)?criteria\b", text, re.IGNORECASE)
+    counts = {_COUNTS[w.lower()] for w in found if w.lower() in _COUNTS}
+    return counts | {int(w) for w in found if w.isdigit()}
+
+
+@pytest.mark.parametrize("path", COMMANDS, ids=lambda p: " ".join(p) or "cuda-advisor")
+def test_no_help_text_miscounts_the_criteria(path: tuple[str, ...]) -> None:
+    """A help text that counts the criteria counts the ones the engine scores (it said "nine"
+    after a tenth was added)."""
+    from advisor.criteria import CRITERIA
+
+    result = CliRunner().invoke(main, [*path, "--help"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert _criteria_counts(result.output) <= {len(CRITERIA)}, result.output
+
+
+def test_the_readme_counts_the_criteria_the_engine_scores() -> None:
+    from pathlib import Path
+
+    from advisor.criteria import CRITERIA
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert _criteria_counts(readme) <= {len(CRITERIA)}
