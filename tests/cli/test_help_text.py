@@ -76,3 +76,13 @@ def test_the_readme_counts_the_criteria_the_engine_scores() -> None:
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     assert _criteria_counts(readme) <= {len(CRITERIA)}
+
+
+def test_the_readme_speaks_a_users_words() -> None:
+    """The README names papers and design choices by what they are, never by the internal labels
+    docs/ uses for them ("seed 002", "Decision P2"): a user cannot look those up."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    labels = re.findall(r"\bseed 00\d\b|\bDecision [A-Z]?\d+\b", readme, re.IGNORECASE)
+    assert not labels, sorted(set(labels))
