@@ -199,6 +199,10 @@ def analyse_profile(
         device_note=note,
     )
     data = to_json(analysis)
+    if profile.instruction_sources:  # an Nsight Compute report with per-instruction counters
+        from advisor.report.locations import attach
+
+        attach(data, profile)
     from advisor.report.host_view import host_json, host_view
 
     host = host_view(profile)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -57,6 +58,10 @@ class Profile:
     metrics: pd.DataFrame = field(default_factory=lambda: schema.empty("metrics"))
     rules: pd.DataFrame = field(default_factory=lambda: schema.empty("rules"))
     devices: pd.DataFrame = field(default_factory=lambda: schema.empty("devices"))
+    #: launch id -> where that launch's per-instruction data can be read on demand (a
+    #: :class:`parsers.ncu.source_counters.SourceRef`; Nsight Compute reports with the
+    #: SourceCounters section only; docs/locations.md)
+    instruction_sources: dict[int, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for table in schema.TABLES:
@@ -131,10 +136,14 @@ def merge(profiles: Sequence[Profile]) -> Profile:
     if len(profiles) == 1:
         return profiles[0]
     frames: dict[str, list[pd.DataFrame]] = {t: [] for t in schema.TABLES}
+    sources: dict[int, Any] = {}
     offset = 0
     for prof in profiles:
         mapping = {int(old): offset + i for i, old in enumerate(prof.launches["launch_id"])}
         offset += len(mapping)
+        sources.update(
+            (mapping[old], ref) for old, ref in prof.instruction_sources.items() if old in mapping
+        )
         for table, frame in prof.frames.items():
             if "launch_id" in frame.columns and len(frame):
                 frame = frame.copy()
@@ -145,7 +154,7 @@ def merge(profiles: Sequence[Profile]) -> Profile:
         subset=["device_id", "name"], keep="first"
     )
     provenance = tuple(p for prof in profiles for p in prof.provenance)
-    return Profile(provenance=provenance, **merged)
+    return Profile(provenance=provenance, instruction_sources=sources, **merged)
 
 
 def _remap(ids: pd.Series, mapping: dict[int, int]) -> pd.Series:

@@ -44,6 +44,7 @@ from advisor.errors import InputError, MalformedInput, MissingDependency, Unread
 from advisor.profile import Profile, Provenance, printable
 from parsers.ncu.rep_file import MAGIC, ReportLayout, scan
 from parsers.ncu.rep_frames import RawAction, RawMetric, RawRule, build_frames
+from parsers.ncu.source_counters import SourceRef, has_source_counters
 from parsers.registry import BinaryFormat, Selection, register
 
 FORMAT = "ncu-rep"
@@ -98,7 +99,7 @@ def read_ncu_rep(path: str, selected: Selection) -> Profile:
         ) from exc  # fmt: skip
     try:
         with _captured_stderr(logged):
-            actions = _actions(module, context)
+            actions, sources = _actions(module, context, path)
     except Exception as exc:  # the module's own errors on a file it cannot read
         raise UnreadableReport(
             path, f"ncu-report {_module_version(module)} failed reading the report "
@@ -111,7 +112,17 @@ def read_ncu_rep(path: str, selected: Selection) -> Profile:
             f"{layout.results} results in this report (damaged, or newer than the module{said}; "
             f"{_written_by(layout)}, report format version {layout.format_version}){_advice()}",
         )  # fmt: skip
-    return _profile(path, layout, actions, _module_version(module), logged)
+    profile = _profile(path, layout, actions, _module_version(module), logged)
+    profile.instruction_sources = sources  # read on demand (parsers.ncu.source_counters)
+    return profile
+
+
+def load_quietly(path: str) -> Any:
+    """The ``ncu_report`` context of a report already read once, its log kept off the terminal
+    (:mod:`parsers.ncu.source_counters` reads per-instruction data through it)."""
+    module = _import_module(path)
+    with _captured_stderr([]):
+        return module.load_report(str(path))
 
 
 def _profile(
@@ -193,17 +204,24 @@ def _captured_stderr(lines: list[str]) -> Iterator[None]:
             lines.extend(one_line(str(w.message)) for w in caught)
 
 
-def _actions(module: ModuleType, context: Any) -> list[RawAction]:
-    """Every result of every range, in report order, as plain records."""
+def _actions(
+    module: ModuleType, context: Any, path: str
+) -> tuple[list[RawAction], dict[int, SourceRef]]:
+    """Every result of every range, in report order, as plain records; and, by launch id (the
+    position in that list), where the results with per-instruction counters are."""
     kinds = _value_kinds(module)
-    out = []
+    out: list[RawAction] = []
+    sources: dict[int, SourceRef] = {}
     for r in range(context.num_ranges()):
         rng = context.range_by_idx(r)
         for a in range(rng.num_actions()):
-            action = _action(module, rng.action_by_idx(a), kinds)
+            raw = rng.action_by_idx(a)
+            action = _action(module, raw, kinds)
             if action is not None:
+                if has_source_counters(raw):
+                    sources[len(out)] = SourceRef(path, r, a, action.name)
                 out.append(action)
-    return out
+    return out, sources
 
 
 def _value_kinds(module: ModuleType) -> tuple[set[int], int]:

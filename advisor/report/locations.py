@@ -1,0 +1,235 @@
+"""Where in the code: the top source lines (or instructions) of each criterion's waste.
+
+An Nsight Compute report with the SourceCounters section holds per-instruction counters
+(:mod:`parsers.ncu.source_counters`).  For the kernels a report shows — every kernel with a hint
+of a criterion below, the kernel with the most GPU time and any kernel over
+:data:`HOT_SHARE` of it — this module reads them (at most :data:`MAX_LAUNCHES` launches per
+kernel), folds them into source lines (:func:`parsers.ncu.source_counters.by_line`) and ranks
+the lines by each criterion's own waste (docs/locations.md):
+
+* DIVERGENCE: inactive lanes x instructions, ``32 * inst_executed - thread_inst_executed_true``
+  (lanes that issued nothing: diverged or predicated off); where that is zero everywhere, the
+  divergent branch targets ``smsp__branch_targets_threads_divergent``;
+* L1_GRANULARITY and L2_GRANULARITY: excessive global sectors
+  (``memory_l2_theoretical_sectors_global - _ideal``, ncu's
+  ``derived__memory_l2_theoretical_sectors_global_excessive``);
+* SHMEM_EFFICIENCY: excessive shared wavefronts
+  (``derived__memory_l1_wavefronts_shared_excessive``);
+* DEVICESYNC: PC samples stalled on a barrier or a memory barrier (``stall_barrier`` +
+  ``stall_membar``, the stall reasons of the criterion's own formula, docs/criteria.md);
+
+and gives the top stall reasons of PC sampling with their top lines.  :func:`top_locations`
+and :func:`top_stalls` are pure functions over location rows; :func:`attach` adds the
+``locations`` object to each kernel of the analysis JSON.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+#: criteria whose waste has a per-instruction measure, and that measure's name in the JSON
+MEASURES: dict[str, str] = {
+    "DIVERGENCE": "inactive lanes x instructions",
+    "L1_GRANULARITY": "excessive global sectors",
+    "L2_GRANULARITY": "excessive global sectors",
+    "SHMEM_EFFICIENCY": "excessive shared wavefronts",
+    "DEVICESYNC": "barrier and memory-barrier stall samples",
+}
+DIVERGENCE_FALLBACK = "divergent branch targets"
+#: a kernel with at least this share of the GPU time gets its locations even without a hint
+HOT_SHARE = 0.10
+#: launches of one kernel read at most (in launch order)
+MAX_LAUNCHES = 10
+TOP = 3  # locations per criterion
+TOP_STALLS = 3  # stall reasons per kernel
+LANES = 32  # threads per warp
+#: how to obtain each kind of data that a report can lack
+HOW: dict[str, str] = {
+    "instructions": "profile with `ncu --set full` or `ncu --section SourceCounters` "
+    "(per-instruction counters)",
+    "line_info": "build the code with `nvcc -lineinfo` so instructions map to source lines",
+    "stall_samples": "profile with `ncu --set full` or `ncu --section SourceCounters "
+    "--section WarpStateStats` (PC sampling)",
+    "source_text": "profile with `ncu --import-source yes` to embed the source files",
+}
+
+
+def waste(rows: pd.DataFrame, criterion: str) -> tuple[np.ndarray, str]:
+    """Per-row waste of ``criterion`` (module docstring) and the measure's name."""
+
+    def col(name: str) -> np.ndarray:
+        if name not in rows:
+            return np.zeros(len(rows))
+        return rows[name].to_numpy(dtype=np.float64)
+
+    if criterion == "DIVERGENCE":
+        lanes = np.clip(LANES * col("inst_executed") - col("thread_inst_executed_true"), 0, None)
+        if lanes.sum() > 0:
+            return lanes, MEASURES[criterion]
+        return col("branch_targets_threads_divergent"), DIVERGENCE_FALLBACK
+    if criterion in ("L1_GRANULARITY", "L2_GRANULARITY"):
+        return col("l2_sectors_global_excessive"), MEASURES[criterion]
+    if criterion == "SHMEM_EFFICIENCY":
+        return col("l1_wavefronts_shared_excessive"), MEASURES[criterion]
+    if criterion == "DEVICESYNC":
+        return col("stall_barrier") + col("stall_membar"), MEASURES[criterion]
+    raise ValueError(f"no per-instruction measure for {criterion}")
+
+
+def top_locations(rows: pd.DataFrame, criterion: str, top: int = TOP) -> dict[str, Any]:
+    """The ``top`` source lines of the instruction ``rows`` by ``criterion``'s waste (module
+    docstring): ``{"measure", "total", "top": [entry...]}``.  Each entry has the line's
+    ``share`` of the kernel's total waste, its place (:func:`place`) and the opcodes of the
+    line's instructions that carry waste.  Lines with no waste are never listed; ties keep
+    the order of first appearance, so the result is deterministic."""
+    values, measure = waste(rows, criterion)
+    total = float(values.sum())
+    return {"measure": measure, "total": total, "top": _ranked(rows, values, total, top, "waste")}
+
+
+def top_stalls(
+    rows: pd.DataFrame, reasons: int = TOP_STALLS, top: int = TOP
+) -> list[dict[str, Any]]:
+    """The stall reasons with the most PC samples (``stall_*`` columns of the instruction
+    ``rows``), each with its share of all stall samples and its ``top`` source lines:
+    ``[{"reason", "samples", "share", "top"}]``."""
+    columns = [c for c in rows.columns if c.startswith("stall_")]
+    sums = {c: float(rows[c].sum()) for c in columns}
+    everything = sum(sums.values())
+    if everything <= 0:
+        return []
+    ranked = sorted((c for c in columns if sums[c] > 0), key=lambda c: (-sums[c], c))
+    out = []
+    for column in ranked[:reasons]:
+        values = rows[column].to_numpy(dtype=np.float64)
+        where = _ranked(rows, values, sums[column], top, "samples")
+        out.append({"reason": column.removeprefix("stall_"), "samples": sums[column],
+                    "share": sums[column] / everything, "top": where})  # fmt: skip
+    return out
+
+
+def _ranked(
+    rows: pd.DataFrame, values: np.ndarray, total: float, top: int, label: str
+) -> list[dict[str, Any]]:
+    """The ``top`` source lines of ``rows`` by ``values`` summed per line."""
+    from parsers.ncu.source_counters import line_keys
+
+    if total <= 0 or not len(rows):
+        return []
+    keys = line_keys(rows)
+    per_line: dict[str, float] = {}
+    for key, value in zip(keys, values, strict=True):
+        if value > 0:
+            per_line[key] = per_line.get(key, 0.0) + float(value)
+    ranked = sorted(per_line.items(), key=lambda kv: -kv[1])[:top]  # stable: first seen first
+    out = []
+    for key, value in ranked:
+        mask = (keys == key) & (values > 0)
+        hit = rows[mask]
+        opcodes = " ".join(dict.fromkeys(str(o) for o in hit["opcode"] if o))
+        out.append({**place(hit.iloc[0], opcodes), label: value, "share": value / total})
+    return out
+
+
+def place(row: pd.Series, opcodes: str) -> dict[str, Any]:
+    """Where an instruction row is: ``file:line`` when known, else ``function+0xOFFSET`` with
+    its SASS."""
+    line = int(row.get("line", 0) or 0)
+    if line > 0:
+        return {"location": f"{row['file']}:{line}", "file": str(row["file"]), "line": line,
+                "function": str(row["function"]), "opcodes": opcodes}  # fmt: skip
+    offset = int(row.get("pc_offset", 0))
+    return {"location": f"{row['function']}+{offset:#06x}", "file": None, "line": None,
+            "function": str(row["function"]), "pc_offset": offset,
+            "sass": str(row.get("sass", "")), "opcodes": opcodes}  # fmt: skip
+
+
+def kernel_locations(
+    reader: Callable[[Any], Any], refs: list[Any], criteria: Iterable[str], launches: int
+) -> dict[str, Any]:
+    """The ``locations`` object of one kernel from its launches' :class:`SourceRef` ``refs``
+    (read with ``reader``, :func:`parsers.ncu.source_counters.read_instructions`)."""
+    from parsers.ncu.source_counters import by_line, conservation
+
+    read = [reader(ref) for ref in refs[:MAX_LAUNCHES]]
+    rows = pd.concat([r.rows for r in read], ignore_index=True)
+    lines = by_line(rows)  # the count of source lines
+    exact = all(a == b for r in read for a, b in conservation(r).values())
+    has_lines = any(r.has_line_info for r in read)
+    has_samples = any(r.has_stall_samples for r in read)
+    embedded = any(r.source_files for r in read)
+    available = ["instructions"]
+    available += ["line_info"] if has_lines else []
+    available += ["stall_samples"] if has_samples else []
+    available += ["source_text"] if embedded else []
+    missing = {k: HOW[k] for k in HOW if k not in available}
+    return {
+        "available": available,
+        "missing": missing,
+        "launches_read": len(read),
+        "launches": launches,
+        "instructions": len(rows),
+        "lines": int((lines["line"] > 0).sum()) if len(lines) else 0,
+        "conservation_exact": exact,
+        "criteria": {c: top_locations(rows, c) for c in sorted(set(criteria)) if c in MEASURES},
+        "stalls": top_stalls(rows),
+    }
+
+
+def absent(reason: str = "instructions") -> dict[str, Any]:
+    """The ``locations`` object of a kernel whose report holds no per-instruction data."""
+    return {"available": [], "missing": {k: HOW[k] for k in HOW}, "not_read": reason}
+
+
+def attach(
+    data: dict[str, Any],
+    profile: Any,
+    reader: Callable[[Any], Any] | None = None,
+) -> None:
+    """Add ``locations`` to every kernel of the analysis JSON ``data`` of a profile read from
+    an Nsight Compute report (other inputs get no key: they carry no per-instruction data).
+
+    Kernels with a hint of a criterion of :data:`MEASURES`, the kernel with the most GPU time
+    and those over :data:`HOT_SHARE` are read; the others say ``"not_read": "not shown"``."""
+    if not any(p.format == "ncu-rep" for p in profile.provenance):
+        return
+    if reader is None:
+        from parsers.ncu.source_counters import read_instructions
+
+        reader = read_instructions
+    kernels = data.get("kernels", [])
+    refs = _refs_by_kernel(profile)
+    shares = [k.get("share_of_gpu_time") or 0.0 for k in kernels]
+    hottest = max(range(len(kernels)), key=lambda i: shares[i], default=None)
+    counts = _launch_counts(profile)
+    for i, kernel in enumerate(kernels):
+        name = kernel.get("name")
+        wanted = [h["criterion"] for h in kernel.get("hints", []) if h.get("criterion") in MEASURES]
+        shown = bool(wanted) or i == hottest or shares[i] >= HOT_SHARE
+        found = refs.get(name, [])
+        if not found:
+            kernel["locations"] = absent()
+        elif not shown:
+            kernel["locations"] = {"available": ["instructions"], "not_read": "not shown"}
+        else:
+            kernel["locations"] = kernel_locations(reader, found, wanted, counts.get(name, 0))
+
+
+def _refs_by_kernel(profile: Any) -> dict[str, list[Any]]:
+    launches = profile.launches
+    names = dict(zip(launches["launch_id"].astype(int), launches["name"], strict=True))
+    out: dict[str, list[Any]] = {}
+    for launch_id in sorted(profile.instruction_sources):
+        name = names.get(launch_id)
+        if name is not None:
+            out.setdefault(str(name), []).append(profile.instruction_sources[launch_id])
+    return out
+
+
+def _launch_counts(profile: Any) -> Mapping[str, int]:
+    counts = profile.launches["name"].value_counts()
+    return {str(k): int(v) for k, v in counts.items()}

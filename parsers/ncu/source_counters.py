@@ -1,0 +1,245 @@
+"""Per-instruction data of an Nsight Compute report: the SourceCounters section, read lazily.
+
+An ``.ncu-rep`` profiled with ``--set full`` (or ``--section SourceCounters``, and
+``--section WarpStateStats`` / PC sampling for the stall samples) stores, per kernel launch,
+*instanced* metrics whose correlation ids are program counters (PCs): one value per SASS
+instruction.  NVIDIA's ``ncu_report`` module gives them as ``IMetric.num_instances()`` /
+``as_double(i)`` with ``correlation_ids().as_uint64(i)`` the PC, and per PC the SASS text
+(``IAction.sass_by_pc``) and, for code built with ``-lineinfo``, the source file and line
+(``IAction.source_info``).  The aggregate value of each of these metrics (``as_double()``) is
+the kernel total; the per-instruction values sum to it (checked by :func:`conservation`).
+
+The reader of the report (:mod:`parsers.ncu.rep`) only notes *which* launches carry the section
+(:func:`has_source_counters`, one look-up per launch) and records a :class:`SourceRef` per such
+launch in :attr:`advisor.profile.Profile.instruction_sources`; :func:`read_instructions` reads
+one launch's instructions when a report asks for them (docs/locations.md), so a report pays for
+the kernels it shows only.
+
+Columns of :func:`read_instructions` (one row per PC that has a value in any counter below):
+
+* ``function`` (the kernel's name for PCs of its entry function, ``function@0x<start>`` for a
+  called function that was not inlined), ``pc_offset`` (bytes from the start of that function,
+  as the Source page prints it), ``sass`` (the disassembled instruction), ``opcode`` (its first
+  word after any predicate, e.g. ``LDG.E.128``), ``file`` and ``line`` (``""`` and 0 without
+  line info);
+* the additive counters of :data:`COUNTERS`, 0 where the report has no value for that PC;
+* the enumerations ``memory_access_size_type`` and ``memory_type`` as the report encodes them
+  (codes, not decoded; -1 where absent);
+* ``stall_<reason>``: PC-sampling samples of each ``smsp__pcsamp_warps_issue_stalled_<reason>``
+  (the ``_not_issued`` variants are left out), and ``samples`` (``smsp__pcsamp_sample_count``).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+#: column -> instanced metric of the SourceCounters section (additive: per-instruction values
+#: sum to the kernel total)
+COUNTERS: dict[str, str] = {
+    "inst_executed": "inst_executed",
+    "thread_inst_executed": "thread_inst_executed",
+    "thread_inst_executed_true": "thread_inst_executed_true",
+    "branch_targets_threads_divergent": "smsp__branch_targets_threads_divergent",
+    "l2_sectors_global": "memory_l2_theoretical_sectors_global",
+    "l2_sectors_global_ideal": "memory_l2_theoretical_sectors_global_ideal",
+    "l2_sectors_global_excessive": "derived__memory_l2_theoretical_sectors_global_excessive",
+    "l1_wavefronts_shared": "memory_l1_wavefronts_shared",
+    "l1_wavefronts_shared_ideal": "memory_l1_wavefronts_shared_ideal",
+    "l1_wavefronts_shared_excessive": "derived__memory_l1_wavefronts_shared_excessive",
+    "samples": "smsp__pcsamp_sample_count",
+}
+#: column -> instanced metric holding a code per instruction (not summed)
+CODES: dict[str, str] = {
+    "memory_access_size_type": "memory_access_size_type",
+    "memory_type": "memory_type",
+}
+STALL_PREFIX = "smsp__pcsamp_warps_issue_stalled_"
+#: the metric whose presence marks a launch as carrying per-instruction data
+MARKER = "inst_executed"
+_OPCODE = re.compile(r"^\s*(?:@!?U?P\w+\s+)?(\S+)")
+
+
+@dataclass(frozen=True)
+class SourceRef:
+    """Where one launch's per-instruction data is: the report and the result's position."""
+
+    path: str
+    range_index: int
+    action_index: int
+    kernel: str  # the demangled kernel name (labels the entry function)
+
+
+@dataclass
+class Instructions:
+    """One launch's instruction rows (module docstring), with the kernel totals of every column
+    the report aggregates (``totals``: column -> ``IMetric.as_double()``)."""
+
+    rows: pd.DataFrame
+    totals: dict[str, float] = field(default_factory=dict)
+    #: source files the report embeds (``ncu --import-source yes``), by name
+    source_files: tuple[str, ...] = ()
+
+    @property
+    def has_line_info(self) -> bool:
+        return bool(len(self.rows)) and bool((self.rows["line"] > 0).any())
+
+    @property
+    def has_stall_samples(self) -> bool:
+        return any(c.startswith("stall_") for c in self.rows.columns) and bool(
+            self.rows["samples"].sum() > 0
+        )
+
+
+def has_source_counters(action: Any) -> bool:
+    """Whether an ``ncu_report`` action stores per-instruction counters (one metric look-up)."""
+    metric = action.metric_by_name(MARKER)
+    return bool(metric is not None and metric.has_correlation_ids() and metric.num_instances())
+
+
+def additive_columns(rows: pd.DataFrame) -> list[str]:
+    """The columns of ``rows`` whose per-instruction values sum to a kernel total."""
+    return [c for c in rows.columns if c in COUNTERS or c.startswith("stall_")]
+
+
+def read_instructions(ref: SourceRef) -> Instructions:
+    """The instruction rows of one launch (module docstring), read through ``ncu_report``."""
+    context = _load(ref.path)
+    action = context.range_by_idx(ref.range_index).action_by_idx(ref.action_index)
+    return instructions_of(action, ref.kernel)
+
+
+def instructions_of(action: Any, kernel: str) -> Instructions:
+    """:func:`read_instructions` of an ``ncu_report`` action already at hand."""
+    columns: dict[str, dict[int, float]] = {}
+    totals: dict[str, float] = {}
+    wanted = {**COUNTERS, **CODES}
+    names = set(action.metric_names())
+    for name in sorted(names):
+        if name.startswith(STALL_PREFIX) and not name.endswith("_not_issued"):
+            wanted["stall_" + name[len(STALL_PREFIX) :]] = name
+    for column, name in wanted.items():
+        if name not in names:
+            continue
+        metric = action.metric_by_name(name)
+        if metric is None or not metric.has_correlation_ids():
+            continue
+        ids = metric.correlation_ids()
+        count = metric.num_instances()
+        columns[column] = {ids.as_uint64(i): float(metric.as_double(i)) for i in range(count)}
+        if column not in CODES and metric.has_value():
+            totals[column] = float(metric.as_double())
+    pcs = sorted(set().union(*columns.values())) if columns else []
+    starts = _function_starts(action)
+    frame: dict[str, Iterable[Any]] = {}
+    functions, offsets, sass, files, lines = [], [], [], [], []
+    for pc in pcs:
+        start = _start_of(pc, starts)
+        index = starts.index(start) if start in starts else -1
+        functions.append(kernel if index <= 0 else f"function@{start:#x}")
+        offsets.append(pc - start)
+        sass.append(str(action.sass_by_pc(pc) or "").strip())
+        info = action.source_info(pc)
+        files.append(str(info.file_name() or "") if info is not None else "")
+        lines.append(int(info.line() or 0) if info is not None else 0)
+    frame["function"] = functions
+    frame["pc"] = pcs
+    frame["pc_offset"] = offsets
+    frame["sass"] = sass
+    frame["opcode"] = [opcode(s) for s in sass]
+    frame["file"] = files
+    frame["line"] = lines
+    for column, by_pc in columns.items():
+        missing = -1.0 if column in CODES else 0.0
+        frame[column] = np.array([by_pc.get(pc, missing) for pc in pcs], dtype=np.float64)
+    for column in (*COUNTERS, *CODES):
+        if column not in frame:
+            frame[column] = np.full(len(pcs), -1.0 if column in CODES else 0.0)
+    rows = pd.DataFrame(frame)
+    rows["pc"] = rows["pc"].astype(np.uint64)
+    rows["pc_offset"] = rows["pc_offset"].astype(np.int64)
+    rows["line"] = rows["line"].astype(np.int64)
+    return Instructions(rows=rows, totals=totals, source_files=_embedded(action))
+
+
+def opcode(sass: str) -> str:
+    """The opcode of a SASS line (``@!P0 LDG.E.128 R4, [R2.64]`` -> ``LDG.E.128``)."""
+    match = _OPCODE.match(sass)
+    return match.group(1) if match else ""
+
+
+def line_keys(rows: pd.DataFrame) -> np.ndarray:
+    """The source line of each instruction row as ``file:line``; ``function+0xOFFSET`` for a
+    row without line info (line 0)."""
+    if not len(rows):
+        return np.array([], dtype=object)
+    with_line = rows["file"] + ":" + rows["line"].astype(str)
+    without = rows["function"] + "+" + rows["pc_offset"].map("{:#06x}".format)
+    return np.where(rows["line"].to_numpy() > 0, with_line, without)
+
+
+def by_line(rows: pd.DataFrame) -> pd.DataFrame:
+    """Instruction rows folded into source lines (file, line; :func:`line_keys`): additive
+    columns summed, the opcodes of the line joined in PC order, ``instructions`` counted.
+    Rows without line info stay one per instruction, so the sums still equal the kernel
+    totals."""
+    if not len(rows):
+        return rows.copy()
+    keyed = rows.assign(_key=line_keys(rows))
+    grouped = keyed.groupby("_key", sort=False)
+    out = grouped[additive_columns(rows)].sum()
+    first = grouped[["function", "file", "line", "pc_offset", "sass"]].first()
+    out = first.join(out)
+    out["opcodes"] = grouped["opcode"].agg(lambda ops: " ".join(dict.fromkeys(o for o in ops if o)))
+    out["instructions"] = grouped.size()
+    return out.reset_index(drop=True)
+
+
+def conservation(instructions: Instructions) -> dict[str, tuple[float, float]]:
+    """column -> (sum over instructions, kernel total) for every column with a total."""
+    rows = instructions.rows
+    return {
+        column: (float(rows[column].sum()) if column in rows else 0.0, total)
+        for column, total in sorted(instructions.totals.items())
+    }
+
+
+def _embedded(action: Any) -> tuple[str, ...]:
+    """The names of the source files embedded in the report (none without
+    ``--import-source yes``, or where the module has no ``source_files``)."""
+    if not hasattr(action, "source_files"):
+        return ()
+    files = action.source_files()
+    return tuple(sorted(str(k) for k in files)) if hasattr(files, "keys") else ()
+
+
+def _function_starts(action: Any) -> list[int]:
+    """Start PCs of the launch's functions (``launch__function_pcs``), entry function first."""
+    metric = action.metric_by_name("launch__function_pcs")
+    if metric is None:
+        return []
+    count = metric.num_instances()
+    if count:
+        return [int(metric.as_uint64(i)) for i in range(count)]
+    return [int(metric.as_uint64())] if metric.has_value() else []
+
+
+def _start_of(pc: int, starts: list[int]) -> int:
+    """The start of the function holding ``pc``: the greatest start not after it (the lowest
+    PC of the launch's functions when the list is empty or all starts are after it)."""
+    before = [s for s in starts if s <= pc]
+    return max(before) if before else (min(starts) if starts else pc)
+
+
+@functools.lru_cache(maxsize=4)
+def _load(path: str) -> Any:
+    """The report loaded once per path (the module is imported only here, when asked)."""
+    from parsers.ncu.rep import load_quietly
+
+    return load_quietly(path)
