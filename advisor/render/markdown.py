@@ -50,11 +50,14 @@ from advisor.render.display import (
     readable_name,
     visible_text,
 )
-from advisor.report.build import HintView, KernelRow, Report
+from advisor.report.build import HEADROOM_NOTABLE, HintView, KernelRow, Report
 from advisor.report.nvidia import NvidiaEstimate, estimate
 
 #: GitHub refuses comments over 65,536 characters; stay well below
 MARKDOWN_MAX_CHARS = 60_000
+#: the report's comment stays well under GitHub's limit: long per-kernel lists are cut first
+#: ("and N more"), the HTML report holds the rest
+COMMENT_MAX_CHARS = 40_000
 #: kernels in the top table; the other listed kernels are folded under it
 TOP_KERNELS = 8
 #: kernel display names get what the other columns leave of :data:`ROW_CHARS`, within these
@@ -156,7 +159,7 @@ _COLUMNS = (
     ("time", "--:", None),
     ("share", "--:", None),
     ("worst criterion", "---", "n/c"),
-    ("speedup", "--:", "n/a"),
+    ("headroom", "--:", "n/a"),
     ("NVIDIA", "--:", "—"),
 )
 
@@ -225,7 +228,7 @@ class _View:
         return ("none" if computed else "n/c"), None
 
 
-def markdown(report: Report, max_chars: int = MARKDOWN_MAX_CHARS) -> str:
+def markdown(report: Report, max_chars: int = COMMENT_MAX_CHARS) -> str:
     """The pull-request comment: verdict, facts, top kernels, hints, then the folded details;
     at most ``max_chars`` characters (the folded sections list fewer kernels first)."""
     from advisor.render.host_markdown import host_section  # imports this module's helpers
@@ -259,46 +262,100 @@ def _cut(text: str, max_chars: int) -> str:
 
 
 def _verdict(view: _View) -> str:
-    """What to fix first, what it buys, on how much GPU time; the application's potential
-    speedup, or why there is none and what to collect."""
+    """The report's verdict (:class:`advisor.report.build.Verdict`, the same values the HTML
+    shows): what to fix first and what this fix buys on the whole GPU time, or the kernel with
+    roofline headroom when no criterion is below its threshold, and the whole application's
+    figure (``n/a`` with what to collect when none of its inputs is known)."""
+    v = view.report.verdict
     s = view.report.summary
-    if not s.kernels:
+    if v is None or v.kind == "no_kernels" or not s.kernels:
         return (
             "**cuda-advisor: no kernel in the profile**: nothing to estimate; profile the "
             "kernels (`cuda-advisor metrics --tool ncu` prints the command).\n\n"
         )
-    if s.potential_speedup is None:
-        potential = f"the whole application: n/a, {_missing_estimate(view)}"
-    else:
-        potential = f"the whole application: up to {_x(s.potential_speedup)}"
-    if s.top_hints:
-        h = s.top_hints[0]
-        gain = (
-            f"up to **{_x(h.application_speedup)}** on the whole GPU time"
-            if h.application_speedup is not None
-            else "no estimate of the gain"
-        )
+    app = _application(view)
+    if v.kind == "fix" and v.hint is not None:
+        h = v.hint
+        if h.application_speedup is None:
+            gain = "this fix: no estimate (its inputs are missing; ranked by its value)"
+        else:
+            gain = f"this fix: up to **{_x(h.application_speedup)}** on the whole GPU time"
+            if h.uncapped_speedup is not None:
+                gain += (
+                    f" (the estimate {_x(h.uncapped_speedup)} capped at the roofline headroom "
+                    "of its kernels)"
+                )
         note = ""
         if h.criterion == "HOSTSYNC" and view.report.host is not None:
             from advisor.render.host_markdown import hostsync_note  # imports this module
 
             note = " " + md_escape(hostsync_note(view.report.host))
+        reason = f" It leads because {_reason(view)}." if v.lead_reason else ""
         return (
             f"**cuda-advisor: fix {h.criterion} first**{_where(view, h)}: {md_escape(h.title)} — "
-            f"{gain} ({potential}).{note}\n\n"
+            f"{gain}; {app}.{reason}{note}\n\n"
         )
-    if s.potential_speedup is not None:
+    if v.kind == "headroom" and v.headroom_kernel is not None:
         return (
-            "**cuda-advisor: nothing to fix first**: no criterion is below its threshold "
-            f"({potential}).\n\n"
+            f"**cuda-advisor: no criterion is below its threshold, but "
+            f"{view.name(v.headroom_kernel)} ({_pct(v.headroom_share)} of GPU time) has a "
+            f"roofline headroom of {_x(v.headroom)}** ({_x(v.headroom_gpu)} on the whole GPU "
+            f"time): {_headroom_advice(v.headroom_bound)}; {app}.\n\n"
         )
-    top = view.report.table[0] if view.report.table else None
-    longest = (
-        f" The longest kernel: {view.name(top.name)}, {_pct(top.share_of_gpu_time)} of GPU time."
-        if top is not None
-        else ""
+    if v.kind == "no_estimate":
+        top = view.report.table[0] if view.report.table else None
+        longest = (
+            f" The longest kernel: {view.name(top.name)}, {_pct(top.share_of_gpu_time)} of GPU "
+            "time."
+            if top is not None and top.share_of_gpu_time is not None
+            else ""
+        )
+        return f"**cuda-advisor: no estimate yet**: {_missing_estimate(view)}.{longest}\n\n"
+    if v.potential_speedup is None:
+        return (
+            "**cuda-advisor: no criterion computed is below its threshold**, but "
+            f"{_missing_estimate(view)}; {app}.\n\n"
+        )
+    return (
+        "**cuda-advisor: nothing to fix first**: no criterion is below its threshold and no "
+        f"kernel has {_x(HEADROOM_NOTABLE)} of roofline headroom on the whole GPU time; "
+        f"{app}.\n\n"
     )
-    return f"**cuda-advisor: no estimate yet**: {_missing_estimate(view)}.{longest}\n\n"
+
+
+def _application(view: _View) -> str:
+    """``the whole application: up to 10.67x``, or ``n/a`` with why."""
+    v = view.report.verdict
+    if v is None or v.potential_speedup is None:
+        return "the whole application: n/a (no roofline headroom, HOSTSYNC or hint figure)"
+    return f"the whole application: up to {_x(v.potential_speedup)}"
+
+
+def _reason(view: _View) -> str:
+    """Why the first hint concerns kernels under 1 % of the GPU time, kernel names as code."""
+    v = view.report.verdict
+    assert v is not None
+    text = "every hint concerns kernels under 1% of the GPU time"
+    if v.headroom_kernel is not None:
+        text += (
+            f"; {view.name(v.headroom_kernel)} ({_pct(v.headroom_share)} of GPU time) has a "
+            f"roofline headroom of {_x(v.headroom)} and no criterion below its threshold"
+        )
+    return text
+
+
+def _headroom_advice(bound: str | None) -> str:
+    """What roofline headroom without a hint means, by the kernel's bound."""
+    if bound == "latency":
+        return (
+            "it is latency-bound (neither DRAM nor FLOPs near peak), which no criterion "
+            "measures: raise the parallelism per SM or the instructions in flight per thread"
+        )
+    if bound == "memory":
+        return "it is memory-bound below peak DRAM bandwidth: move fewer bytes or move them wider"
+    if bound == "compute":
+        return "it is compute-bound below peak FLOPs: use wider or fused instructions"
+    return "the criteria computed do not name its limiter"
 
 
 def _where(view: _View, h: HintView) -> str:
@@ -339,14 +396,13 @@ def _facts(view: _View) -> str:
         f"{duration(s.gpu_time_ns)} of GPU time in {_plural(s.kernels, 'kernel')} "
         f"({_plural(s.launches, 'launch', 'launches')})"
     ]
-    device = md_escape(_clip(s.device, TEXT_CHARS)) if s.device else "device not identified"
-    profile = ", ".join(s.profile_devices)
-    if profile and profile != s.device:
-        device += f" (profile: {md_escape(_clip(profile, TEXT_CHARS))})"
-    parts.append(device)
-    if s.bound_mix:
-        parts.append("bound: " + ", ".join(f"{md_escape(b)} {_pct(f)}" for b, f in s.bound_mix[:3]))
-    parts.append(f"HOSTSYNC {_num(s.hostsync.value)}")
+    v = view.report.verdict
+    device = v.device_text if v is not None else (s.device or "not identified")
+    parts.append("device: " + md_escape(_clip(device, TEXT_CHARS)))
+    if v is not None and v.bound_text:
+        parts.append(md_escape(v.bound_text))
+    # HOSTSYNC is the application's: said here once, not in every kernel's line
+    parts.append(f"HOSTSYNC (GPU busy / timeline span) {_num(s.hostsync.value)}")
     return " · ".join(parts) + "\n\n"
 
 
@@ -383,7 +439,9 @@ def _legend(view: _View) -> str:
     if 2 in view.columns:
         parts.append("Worst criterion: the one whose fix buys the kernel most (1 = best).")
     if 3 in view.columns:
-        parts.append("Speedup: the kernel's potential speedup.")
+        parts.append(
+            "Headroom: the kernel's roofline headroom, 1 / the fraction of peak it already uses."
+        )
     if 4 in view.columns:
         parts.append(
             "NVIDIA: Nsight Compute's estimate for the worst criterion, in parentheses when "
@@ -475,26 +533,22 @@ def _what_to_do(view: _View, brief: bool) -> str:
     for i, h in enumerate(s.top_hints, start=1):
         head = (
             f"**{i}. {h.criterion}** = {h.value_text} (threshold {_num(h.threshold)}): "
-            f"potential speedup {_x(h.potential_speedup)}"
-            + (" of its kernels" if h.kernels else "")
+            f"this fix: {_x(h.potential_speedup)}"
+            + (" on its kernels" if h.kernels else "")
             + f", {_x(h.application_speedup)} on the whole GPU time"
         )
         if len(h.kernels) > 1 and not brief:
             head += "; kernels: " + ", ".join(view.name(k) for k in h.kernels)
         actions = "\n".join(f"- {md_escape(a)}" for a in h.actions)
         blocks.append(head + ("\n\n" + actions if actions else ""))
-    hints: Sequence[Mapping[str, Any]] = view.report.analysis_json.get("application", {}).get(
-        "hints", ()
-    )
-    later = list(hints[len(s.top_hints) :])
+    v = view.report.verdict
+    later = list(v.hints[len(s.top_hints) :]) if v is not None else []
     if later:
         lines = []
-        for i, entry in enumerate(later, start=len(s.top_hints) + 1):
-            kernels = entry.get("kernels") or ([entry["kernel"]] if entry.get("kernel") else [])
-            where = _in_kernels(view, kernels)
+        for i, h in enumerate(later, start=len(s.top_hints) + 1):
             lines.append(
-                f"{i}. **{entry['criterion']}**{where}: {md_escape(entry.get('title', ''))} — "
-                f"on the whole GPU time {_x(entry.get('application_speedup'))}"
+                f"{i}. **{h.criterion}**{_in_kernels(view, h.kernels)}: {md_escape(h.title)} — "
+                f"this fix on the whole GPU time {_x(h.application_speedup)}"
             )
         blocks.append("\n".join(lines))
     return _details("What to do", "\n\n".join(blocks))
@@ -508,7 +562,7 @@ def _criteria(view: _View, rows: Sequence[KernelRow]) -> str:
         nvidia = {c.name: c.nvidia for c in detail.criteria} if detail else {}
         values = []
         for name, value in zip(names, r.values, strict=False):
-            if value is None:
+            if value is None or name == "HOSTSYNC":  # the application's, in the facts line
                 continue
             text = f"{name} {_num(value)}"
             threshold = THRESHOLDS.get(name)
@@ -518,12 +572,16 @@ def _criteria(view: _View, rows: Sequence[KernelRow]) -> str:
                 if e is not None:
                     text += f" (NVIDIA {_nvidia(e).strip('()')}{', local' if e.local else ''})"
             values.append(text)
-        absent = [(n, s) for n, v, s in zip(names, r.values, r.statuses, strict=False) if v is None]
+        absent = [
+            (n, s)
+            for n, v, s in zip(names, r.values, r.statuses, strict=False)
+            if v is None and n != "HOSTSYNC"
+        ]
         missing = [n for n, s in absent if s != "not_applicable"]
         inapplicable = [n for n, s in absent if s == "not_applicable"]
         facts = (
             f"{_time(r)}, {_pct(r.share_of_gpu_time)} of GPU time, bound "
-            f"{md_escape(r.bound or 'unknown')}, potential {_x(r.potential_speedup)}"
+            f"{md_escape(r.bound or 'unknown')}, roofline headroom {_x(r.potential_speedup)}"
         )
         body = " · ".join(values) if values else "no criterion computable"
         nc = f" · n/c: {', '.join(missing)}" if values and missing else ""
@@ -543,12 +601,22 @@ def _predictions(report: Report) -> str:
     p, rf = report.predictions, report.roofline
     if p is not None and p.bsp is not None and p.bsp.kernels:
         ratios = [k.ratio for k in p.bsp.kernels if k.ratio is not None]
-        spread = f", predicted/measured {min(ratios):.2f}–{max(ratios):.2f}" if ratios else ""
-        lines.append(f"BSP λ = {p.bsp.lam:.4g} over {len(p.bsp.kernels)} kernels{spread}")
+        # λ is fitted to these kernels' own times: a ratio of 1.00 everywhere says nothing
+        spread = (
+            f", predicted/measured {min(ratios):.2f}–{max(ratios):.2f}"
+            if ratios and f"{min(ratios):.2f}" != f"{max(ratios):.2f}"
+            else ""
+        )
+        lines.append(
+            f"BSP λ = {p.bsp.lam:.4g} fitted to {_plural(len(p.bsp.kernels), 'kernel')}{spread}"
+        )
         for o in p.bsp.other_gpus:  # report --predict-gpu (default form, Decisions B1, B2)
             times = ", ".join(
-                f"#{rank} {duration(ms * 1e6)} ({part})"
-                for (rank, _, ms), (_, part) in zip(o.predicted_ms, o.dominant, strict=True)
+                f"#{rank} {duration(ms * 1e6)} ({part}, {form} form"
+                + (f", raised to the {up} floor)" if up else ")")
+                for (rank, _, ms), (_, part), (_, form), (_, up) in zip(
+                    o.predicted_ms, o.dominant, o.forms, o.raised, strict=True
+                )
             )
             lines.append(
                 f"BSP on {md_escape(o.gpu)} ({o.form} form, η_arch {o.eta_arch:.3g}; "
@@ -561,44 +629,48 @@ def _predictions(report: Report) -> str:
         unscaled = "n/a" if a.unscaled_ms is None else duration(a.unscaled_ms * 1e6)
         lines.append(f"BSP of {md_escape(a.kernel)}: {unscaled} at λ = 1")
     if p is not None and p.maxsum is not None:
-        lines.append(f"MAX/SUM for {len(p.maxsum.kernels)} described kernels")
+        lines.append(f"MAX/SUM for {_plural(len(p.maxsum.kernels), 'described kernel')}")
     if rf is not None and rf.points:
-        lines.append(f"roofline of {len(rf.points)} kernels")
+        lines.append(f"roofline of {_plural(len(rf.points), 'kernel')}")
     else:
         lines.append("roofline: no FLOP and DRAM byte counts")
     if report.streams:
-        lines.append(f"streams: {len(report.streams)} transfer-kernel-transfer sequences")
+        lines.append(
+            f"streams: {_plural(len(report.streams), 'transfer-kernel-transfer sequence')}"
+        )
     return "\n".join(f"- {line}" for line in lines) + "\n\nCharts and details: the HTML report."
 
 
 def _collect(view: _View) -> str:
-    """Every criterion that is not computable (HOSTSYNC of the application, the others of any
-    kernel): for how many kernels, what it misses and the commands that collect it."""
-    found: dict[str, tuple[int, Sequence[str], Mapping[str, str]]] = {}
-    hostsync = view.report.summary.hostsync
-    if hostsync.status == "not_computable":
-        found["HOSTSYNC"] = (0, hostsync.missing, dict(hostsync.collect))
-    for k in view.json.values():
-        for name, c in (k.get("criteria") or {}).items():
-            if name == "HOSTSYNC" or c.get("status") != "not_computable":
-                continue
-            count, missing, collect = found.get(name, (0, c.get("missing") or (), {}))
-            found[name] = (count + 1, missing, collect or dict(c.get("collect") or {}))
-    if not found:
+    """The report's :class:`advisor.report.missing.Collect` (the same the HTML shows): the runs
+    that collect every missing criterion, then per criterion for how many kernels, what it misses
+    and the commands of the profilers that fit the inputs and the device."""
+    col = view.report.collect
+    if col.empty:
         return ""
-    blocks = [
-        "One run that collects everything: `cuda-advisor metrics --tool ncu` (or `--tool "
-        "nvprof` before Volta) prints the command."
-    ]
-    for name in view.report.criteria_names:
-        if name not in found:
-            continue
-        count, missing, collect = found[name]
-        who = "the application" if name == "HOSTSYNC" else _plural(count, "kernel")
-        inputs = ", ".join(md_code(m) for m in missing[:6]) or "its inputs"
-        more = f" and {len(missing) - 6} more" if len(missing) > 6 else ""
-        block = f"**{name}** ({who}) misses {inputs}{more}"
-        commands = "\n".join(f"# {tool}\n{line}" for tool, line in sorted(collect.items()))
+    blocks = []
+    if col.commands:
+        runs = "\n".join(f"# {what}\n{cmd}" for what, cmd in col.commands)
+        blocks.append(
+            f"One run per line collects what the criteria below miss:\n\n```sh\n{runs}\n```"
+        )
+    if col.other_tool:
+        blocks.append(
+            f"On a GPU before Volta, `cuda-advisor metrics --tool {col.other_tool}` prints the "
+            "nvprof command."
+        )
+    if col.device_facts:
+        blocks.append(
+            "The device was not identified: give `--device NAME` for "
+            + ", ".join(md_code(f) for f in col.device_facts)
+            + "."
+        )
+    for item in col.items:
+        who = "the application" if not item.kernels else _plural(item.kernels, "kernel")
+        inputs = ", ".join(md_code(m) for m in item.missing[:6]) or "device facts only"
+        more = f" and {len(item.missing) - 6} more" if len(item.missing) > 6 else ""
+        block = f"**{item.criterion}** ({who}) misses {inputs}{more}"
+        commands = "\n".join(f"# {tool}\n{line}" for tool, line in item.commands)
         if commands:
             block += f"\n\n```sh\n{commands}\n```"
         blocks.append(block)

@@ -8,7 +8,8 @@ can take from the profile, T_k(λ = 1) is computed on the report's GPU (R = boos
 FP32 cores per SM).  Each kernel with a measured time implies λ_k = T_k(λ = 1) / T_measured
 (seed 000 §IV).  **Decision (report):** the report uses *one* λ for the run, the geometric mean
 of the λ_k, as the paper uses one λ per application; predicted / measured then shows which
-kernels the one-parameter model explains (ratio near 1) and which it does not.  With a single
+kernels the one-parameter model explains (ratio near 1) and which it does not; a prediction
+under the GPU's physical floor (:mod:`advisor.models.bsp.floor`) is raised to it.  With a single
 kernel the prediction equals the measurement by construction (said in a note); with no measured
 time λ = 1 (the default, said).  Missing counts give the metrics and the command that collects
 them.
@@ -19,13 +20,16 @@ equals the kernel's base name, or starts with it followed by ``-`` / ``_``), and
 measurement implies (the value ``predict bsp --calibrate`` would fit).
 
 **BSP on other GPUs** (``report --predict-gpu "A,B"``): every kernel with counts predicted on
-each named GPU in the default form of ``predict bsp`` (:data:`advisor.models.bsp.arch.DEFAULT_FORM`;
-the architecture form λ = λ_app · η_arch, docs/bsp.md Decisions B1 and B2), calibrated on the
-kernel's own measured time on the report's GPU: λ_app = λ_k / η_arch(report GPU), T_k on GPU g
-with λ_app · η_arch(g) (roofline form: λ_app = model(report GPU) / T_measured, T = model(g) /
-λ_app).  Each kernel on each GPU names the roofline part that dominates there (compute or
-memory, :func:`advisor.models.bsp.arch.bound_parts`).  A kernel without a measured time is not
-carried.
+each named GPU in the default form of ``predict bsp`` (:data:`advisor.models.bsp.arch.DEFAULT_FORM`,
+chosen per kernel by :func:`advisor.models.bsp.floor.choose_form`: the roofline form for a kernel
+memory-bound by its measured DRAM bytes on the report's GPU, else the architecture form;
+docs/bsp.md Decisions B1-B3), calibrated on the kernel's own measured time on the report's GPU:
+arch form λ_app = λ_k / η_arch(report GPU), T_k on GPU g with λ_app · η_arch(g); roofline form
+λ_app = model(report GPU) / T_measured, T = model(g) / λ_app.  A prediction under the GPU's
+physical floor max(instructions / peak issue rate, DRAM bytes / peak bandwidth)
+(:mod:`advisor.models.bsp.floor`) is raised to it and says so.  Each kernel on each GPU names
+the roofline part that dominates there (compute or memory,
+:func:`advisor.models.bsp.arch.bound_parts`).  A kernel without a measured time is not carried.
 
 **MAX/SUM** (``report --kernels FILE``): the bounds of every described kernel per launch, the
 measured time the mean duration of the profile's launches whose name contains the kernel's
@@ -47,11 +51,13 @@ from advisor.models.bsp.app import AppDescription
 from advisor.models.bsp.arch import (
     DEFAULT_FORM,
     FORM_ARCH,
+    FORM_AUTO,
     FORM_ROOFLINE,
     ArchFactors,
     arch_factors,
     bound_parts,
 )
+from advisor.models.bsp.floor import Floor, choose_form, physical_floor, raise_to_floor
 from advisor.models.bsp.profile import COLLECT_HINT, counts_from_profile, launches_by_kernel
 from advisor.models.maxsum.description import KernelDescription
 from advisor.models.maxsum.measured import measured_like
@@ -77,6 +83,8 @@ class BspKernel:
     sources: tuple[tuple[str, str], ...]
     assumed: tuple[str, ...]
     counts: bsp.ThreadCounts | None = None  # per thread, for the other GPUs' predictions
+    floor_ms: float | None = None  # physical floor on the report's GPU (models.bsp.floor)
+    raised: str = ""  # "memory"/"compute" when predicted_ms was raised to that floor
 
     @property
     def ratio(self) -> float | None:
@@ -96,6 +104,10 @@ class OtherGpu:
     predicted_ms: tuple[tuple[int | None, str, float], ...]  # (rank, kernel, ms per launch)
     form: str = DEFAULT_FORM
     dominant: tuple[tuple[int | None, str], ...] = ()  # (rank, "compute" or "memory")
+    forms: tuple[tuple[int | None, str], ...] = ()  # (rank, form used: "arch" or "roofline")
+    floor_ms: tuple[tuple[int | None, float], ...] = ()  # (rank, physical floor per launch)
+    raised: tuple[tuple[int | None, str], ...] = ()  # (rank, "memory"/"compute" raised, or "")
+    model_ms: tuple[tuple[int | None, float], ...] = ()  # (rank, the form's value before it)
 
 
 @dataclass(frozen=True)
@@ -113,6 +125,8 @@ class BspPrediction:
     notes: tuple[str, ...]
     other_gpus: tuple[OtherGpu, ...] = ()
     eta_arch: float | None = None  # of the report's GPU, when other GPUs are predicted
+    # (rank, form, why) of each carried kernel under the default form (choose_form)
+    form_choice: tuple[tuple[int | None, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -179,26 +193,36 @@ def _on_other_gpus(
     view: BspPrediction, device: DeviceSpec, gpus: Sequence[DeviceSpec]
 ) -> BspPrediction:
     """Each kernel with a measured time carried to ``gpus`` in :data:`DEFAULT_FORM` (module
-    docstring), with the roofline part that dominates on each GPU."""
+    docstring), raised to each GPU's physical floor, with the roofline part that dominates."""
     home: ArchFactors = arch_factors(device)
     carried = [k for k in view.kernels if k.implied_lambda is not None and k.counts is not None]
+    choice: list[tuple[int | None, str, str]] = []
+    for k in carried:
+        assert k.counts is not None
+        form, why = _form_of(k.counts, device)
+        choice.append((k.rank, form, why))
     others = []
     for gpu in gpus:
         factors = arch_factors(gpu)
         clock, cores = float(gpu.boost_clock_hz), bsp.gpu_cores(gpu)
-        rows, dominant = [], []
-        for k in carried:
+        rows, dominant, floors, raised, model = [], [], [], [], []
+        for k, (_, form, _) in zip(carried, choice, strict=True):
             assert k.counts is not None and k.implied_lambda is not None and k.measured_ms
             parts = bound_parts(k.counts, gpu, factors.eta_issue)
-            if DEFAULT_FORM == FORM_ROOFLINE:
+            if form == FORM_ROOFLINE:
                 lam_app = bound_parts(k.counts, device).combined() * 1e3 / k.measured_ms
                 ms = parts.combined() * 1e3 / lam_app
             else:
-                eta = factors.eta / home.eta if DEFAULT_FORM == FORM_ARCH else 1.0
+                eta = factors.eta / home.eta if form == FORM_ARCH else 1.0
                 ms = k.threads * k.cycles_per_thread / (clock * cores) * 1e3
                 ms /= k.implied_lambda * eta
-            rows.append((k.rank, k.kernel, ms))
+            floor = Floor.of_parts(gpu.name, parts, k.counts)
+            final_s, limiter = raise_to_floor(ms * 1e-3, floor)
+            rows.append((k.rank, k.kernel, final_s * 1e3))
             dominant.append((k.rank, parts.dominant))
+            floors.append((k.rank, floor.seconds * 1e3))
+            raised.append((k.rank, limiter))
+            model.append((k.rank, ms))
         others.append(
             OtherGpu(
                 gpu=gpu.name,
@@ -209,9 +233,22 @@ def _on_other_gpus(
                 predicted_ms=tuple(rows),
                 form=DEFAULT_FORM,
                 dominant=tuple(dominant),
+                forms=tuple((rank, form) for rank, form, _ in choice),
+                floor_ms=tuple(floors),
+                raised=tuple(raised),
+                model_ms=tuple(model),
             )
         )
-    return replace(view, other_gpus=tuple(others), eta_arch=home.eta)
+    return replace(
+        view, other_gpus=tuple(others), eta_arch=home.eta, form_choice=tuple(choice)
+    )
+
+
+def _form_of(counts: bsp.ThreadCounts, device: DeviceSpec) -> tuple[str, str]:
+    """(form, why) of one kernel under :data:`DEFAULT_FORM` calibrated on ``device``."""
+    if DEFAULT_FORM == FORM_AUTO:
+        return choose_form(counts, bound_parts(counts, device), device.name)
+    return DEFAULT_FORM, f"{DEFAULT_FORM} form: the default"
 
 
 def other_gpus_json(predictions: Predictions | None) -> list[dict[str, Any]]:
@@ -227,12 +264,29 @@ def other_gpus_json(predictions: Predictions | None) -> list[dict[str, Any]]:
             "eta_arch_report_gpu": predictions.bsp.eta_arch,
             "factors": o.factors,
             "form": o.form,
-            "kernels": [
-                {"rank": rank, "name": name, "predicted_ms": ms, "dominant": part}
-                for (rank, name, ms), (_, part) in zip(o.predicted_ms, o.dominant, strict=True)
-            ],
+            "kernels": _kernels_json(o, predictions.bsp.form_choice),
         }
         for o in predictions.bsp.other_gpus
+    ]
+
+
+def _kernels_json(
+    o: OtherGpu, choice: Sequence[tuple[int | None, str, str]]
+) -> list[dict[str, Any]]:
+    """Each carried kernel on GPU ``o``: the prediction, the form and why, the floor."""
+    return [
+        {
+            "rank": rank,
+            "name": name,
+            "predicted_ms": ms,
+            "dominant": o.dominant[i][1],
+            "form": o.forms[i][1],
+            "form_reason": choice[i][2],
+            "model_ms": o.model_ms[i][1],
+            "floor_ms": o.floor_ms[i][1],
+            "raised_to_floor": o.raised[i][1] or None,
+        }
+        for i, (rank, name, ms) in enumerate(o.predicted_ms)
     ]
 
 
@@ -284,18 +338,21 @@ def _bsp(
     else:
         lam, source = 1.0, "default λ = 1 (no kernel with counts has a measured time)"
     views = tuple(
-        BspKernel(
-            rank=rank,
-            kernel=c.kernel,
-            threads=c.counts.threads,
-            cycles_per_thread=bsp.cycles_per_thread(c.counts),
-            unscaled_ms=u,
-            predicted_ms=u / lam,
-            measured_ms=m,
-            implied_lambda=u / m if m else None,
-            sources=c.sources,
-            assumed=c.assumed,
-            counts=c.counts,
+        _floored(
+            BspKernel(
+                rank=rank,
+                kernel=c.kernel,
+                threads=c.counts.threads,
+                cycles_per_thread=bsp.cycles_per_thread(c.counts),
+                unscaled_ms=u,
+                predicted_ms=u / lam,
+                measured_ms=m,
+                implied_lambda=u / m if m else None,
+                sources=c.sources,
+                assumed=c.assumed,
+                counts=c.counts,
+            ),
+            device,
         )
         for (rank, c, m), u in zip(found, unscaled, strict=True)
     )
@@ -315,6 +372,19 @@ def _bsp(
         app_note=app_note,
         notes=tuple(notes),
     )
+
+
+def _floored(k: BspKernel, device: DeviceSpec) -> BspKernel:
+    """``k`` with its physical floor on ``device``, its prediction raised to it when under it
+    (docs/bsp.md Decision B3)."""
+    try:
+        floor = physical_floor(k.counts, device) if k.counts is not None else None
+    except ValueError:  # a device without clock, cores or bandwidth: no floor known
+        floor = None
+    if floor is None:
+        return k
+    predicted_s, raised = raise_to_floor(k.predicted_ms * 1e-3, floor)
+    return replace(k, predicted_ms=predicted_s * 1e3, floor_ms=floor.seconds * 1e3, raised=raised)
 
 
 def _app(

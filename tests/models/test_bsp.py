@@ -315,7 +315,7 @@ def test_predict_bsp_table() -> None:
     assert "ld1=2*N" in out
     header = next(line for line in out.splitlines() if line.startswith("GPU"))
     assert header.split() == ["GPU", "N", "threads", "cycles/thread", "R", "(MHz)", "P", "(cores)",
-                              "λ", "predicted", "(ms)"]  # fmt: skip
+                              "λ", "predicted", "(ms)", "floor", "(ms)"]  # fmt: skip
     row = out.splitlines()[-1]
     assert row.startswith("GeForce GTX Titan") and " 1024 " in row and "1015284" in row
 

@@ -138,8 +138,9 @@ def test_measured_dram_bytes_replace_the_counted_ones() -> None:
 
 
 def test_bandwidth_bound_kernel_scales_with_bandwidth() -> None:
-    # one load, 1 MB of DRAM traffic per thread: C / M < 1e-6, so T(g) = T(680) · BW(680)/BW(g)
-    counts = ThreadCounts(1e6, 0.0, 0.0, 0.0, 1.0, 0.0, dram_bytes=1e6)
+    # one load, 1 kB of DRAM traffic per thread (1 GB: 5.2 ms at the GTX 680's 192.2 GB/s, under
+    # the 10 ms measured): C / M < 1e-3, so T(g) = T(680) · BW(680)/BW(g)
+    counts = ThreadCounts(1e6, 0.0, 0.0, 0.0, 1.0, 0.0, dram_bytes=1e3)
     predicted = _run("roofline", ["GTX 980", "Tesla P100-PCIE-16GB"], counts)
     assert predicted[0] == pytest.approx(0.01 * 192.2 / 224.4)
     assert predicted[1] == pytest.approx(0.01 * 192.2 / 732.0)
@@ -183,7 +184,9 @@ def test_predict_profile_calibrates_on_its_own_run(real_profiles: Path) -> None:
     )
     assert code == 0, err
     data = json.loads(out)
-    assert data["form"] == DEFAULT_FORM
+    # no DRAM byte counters in these nvprof tables: the default keeps the arch form, and says why
+    assert data["form_requested"] == DEFAULT_FORM and data["form"] == "arch"
+    assert data["form_reason"].startswith("arch form: no measured DRAM bytes")
     assert data["calibration"]["gpu"] == "GeForce GTX 980"
     # bpnn's issue slots outweigh its DRAM bytes on the GTX 980 and the H100; the RTX 4090
     # issues 1.6 x faster than the H100 with half its bandwidth: there the memory part wins
@@ -208,7 +211,9 @@ def test_predict_profile_ncu_report(tuning_families: Path) -> None:
     assert code == 0, err
     assert "NVIDIA GeForce RTX 3080" in out and "NVIDIA H100 PCIe" in out
     assert "λ_app" in out
-    assert "form         architecture" in out
+    # measured DRAM bytes at the RTX 3080's peak bandwidth outweigh its instructions
+    assert "form         roofline" in out
+    assert "form choice  auto -> roofline form: memory-bound where measured" in out
     limiter = [line for line in out.splitlines() if line.startswith("limiter")]
     assert len(limiter) == 2 and all(line.endswith("dominates") for line in limiter)
 
@@ -257,12 +262,15 @@ def test_report_predict_gpu(real_profiles: Path, tmp_path: Path) -> None:
     assert "(compute)" in page
     text = md.read_text(encoding="utf-8")
     assert "BSP on NVIDIA H100 PCIe" in text and "BSP on NVIDIA GeForce RTX 4090" in text
-    assert f"({DEFAULT_FORM} form" in text and "(compute)" in text
+    assert f"({DEFAULT_FORM} form" in text and "(compute, arch form)" in text
     other = json.loads(js.read_text(encoding="utf-8"))["bsp_other_gpus"]
     assert [o["gpu"] for o in other] == ["NVIDIA H100 PCIe", "NVIDIA GeForce RTX 4090"]
     assert other[0]["form"] == DEFAULT_FORM
-    assert other[0]["kernels"][0]["predicted_ms"] > 0
-    assert other[0]["kernels"][0]["dominant"] == "compute"
+    first = other[0]["kernels"][0]
+    assert first["predicted_ms"] > 0 and first["dominant"] == "compute"
+    # no DRAM byte counters in the profile: the arch form, and the floor is the compute part
+    assert first["form"] == "arch" and first["form_reason"].startswith("arch form: no measured")
+    assert first["predicted_ms"] >= first["floor_ms"] > 0
 
 
 def test_report_predict_gpu_unknown_name(real_profiles: Path, tmp_path: Path) -> None:

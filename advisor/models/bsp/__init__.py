@@ -155,6 +155,10 @@ class Prediction:
     # the roofline parts on this GPU at λ = 1 (advisor.models.bsp.arch.bound_parts), s
     compute_s: float = math.nan
     memory_s: float = math.nan
+    # the form's own value before the physical floor (advisor.models.bsp.floor, Decision B3), s
+    model_s: float = math.nan
+    raised: str = ""  # "memory" or "compute" when predicted_s was raised to that floor
+    floor_s: float = math.nan  # the physical floor on this GPU (NaN when not known)
 
     @property
     def dominant(self) -> str:

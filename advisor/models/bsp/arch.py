@@ -61,10 +61,13 @@ from advisor.models.bsp import G_GM_CYCLES, ThreadCounts, gpu_cores
 FORM_PAPER = "paper"
 FORM_ARCH = "arch"
 FORM_ROOFLINE = "roofline"
-FORMS = (FORM_ARCH, FORM_ROOFLINE, FORM_PAPER)
-#: the form the command line and the report use: the best of the leave-one-out splits
-#: (mean share in [0.8, 1.2] over the splits, benchmarks/bsp_reproduction.py; Decision B2)
-DEFAULT_FORM = FORM_ARCH
+#: per kernel: the roofline form for a kernel memory-bound by its measured DRAM bytes on the
+#: calibration GPU, else the architecture form (advisor.models.bsp.floor.choose_form, Decision B3)
+FORM_AUTO = "auto"
+FORMS = (FORM_AUTO, FORM_ARCH, FORM_ROOFLINE, FORM_PAPER)
+#: the form the command line and the report use (Decision B3; the architecture form alone was
+#: the best of the leave-one-out splits, benchmarks/bsp_reproduction.py, Decision B2)
+DEFAULT_FORM = FORM_AUTO
 #: how the roofline form joins its parts: the best of the three on the same splits (Decision B2)
 COMBINE_SUM, COMBINE_MAX, COMBINE_SMOOTH = "sum", "max", "smooth"
 COMBINES = (COMBINE_SUM, COMBINE_MAX, COMBINE_SMOOTH)

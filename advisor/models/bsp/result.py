@@ -30,6 +30,7 @@ from advisor.models.bsp import (
 )
 from advisor.models.bsp.arch import (
     FORM_ARCH,
+    FORM_AUTO,
     FORM_PAPER,
     FORM_ROOFLINE,
     FORMS,
@@ -41,6 +42,7 @@ from advisor.models.bsp.arch import (
     global_bytes_per_thread,
     issue_slots_per_thread,
 )
+from advisor.models.bsp.floor import Floor, choose_form, raise_to_floor, raised_note
 
 EQUATION = "T_k = t·(Comp + Comm_GM + Comm_SM) / (R·P·λ)"
 PAPER_FORM_LABEL = "paper (seed 000 §V)"
@@ -78,8 +80,11 @@ class BspResult:
     latencies: Latencies
     calibration: Calibration
     predictions: tuple[Prediction, ...]
-    form: str = FORM_PAPER
+    form: str = FORM_PAPER  # the form used (``auto`` resolved)
     factors: tuple[ArchFactors, ...] = ()  # calibration GPU first, then the predicted ones
+    form_requested: str = ""  # as asked (``auto`` when the form was chosen)
+    form_reason: str = ""  # why ``auto`` chose ``form`` ("" when the form was asked for)
+    measured_bytes: bool = False  # the counts hold measured DRAM bytes: the memory floor applies
 
 
 def run_bsp(
@@ -101,9 +106,12 @@ def run_bsp(
 ) -> BspResult:
     """Fit λ on the calibration run and predict every (GPU, size); errors are ValueError.
 
-    ``form``: ``"paper"`` (seed 000: the same λ on every GPU), ``"arch"`` (λ_app · η_arch) or
-    ``"roofline"`` (compute part + memory part over λ_app); the last two need database
-    entries (:class:`~advisor.devices.database.DeviceSpec`).
+    ``form``: ``"paper"`` (seed 000: the same λ on every GPU), ``"arch"`` (λ_app · η_arch),
+    ``"roofline"`` (compute part + memory part over λ_app) or ``"auto"`` (roofline for a kernel
+    memory-bound by its measured DRAM bytes on the calibration GPU, else arch:
+    :func:`advisor.models.bsp.floor.choose_form`); all but ``paper`` need database entries
+    (:class:`~advisor.devices.database.DeviceSpec`).  Every prediction under the GPU's physical
+    floor (:mod:`advisor.models.bsp.floor`, Decision B3) is raised to it.
     ``characterizations``: GPU name -> measured characterization (its DRAM latency feeds η_mem).
     """
     lam = fit_lambda(counts_at, calibration_gpu, calibration_size, measured_s, latencies)
@@ -121,6 +129,9 @@ def run_bsp(
     etas: list[float] | None = None
     lam_app: float | None = None
     cal_parts = _parts(counts_at(calibration_size), calibration_gpu)
+    requested, reason = form, ""
+    if form == FORM_AUTO:
+        form, reason = choose_form(counts_at(calibration_size), cal_parts, calibration_gpu.name)
     if form in (FORM_ARCH, FORM_ROOFLINE):
         factors = tuple(
             arch_factors(g, chars.get(g.name))  # type: ignore[arg-type]
@@ -156,6 +167,9 @@ def run_bsp(
         predictions=tuple(_with_parts(p, counts_at, gpus) for p in predictions),
         form=form,
         factors=factors,
+        form_requested=requested,
+        form_reason=reason,
+        measured_bytes=counts_at(calibration_size).dram_bytes is not None,
     )
 
 
@@ -167,11 +181,24 @@ def _parts(counts: ThreadCounts, gpu: GpuSpec) -> BoundParts | None:
 def _with_parts(
     p: Prediction, counts_at: Callable[[float], ThreadCounts], gpus: Sequence[GpuSpec]
 ) -> Prediction:
+    """``p`` with its GPU's roofline parts and physical floor, raised to the floor when under
+    it (Decision B3; a GPU without database facts has neither)."""
     gpu = next(g for g in gpus if g.name == p.gpu)
-    parts = _parts(counts_at(p.size), gpu)
+    counts = counts_at(p.size)
+    parts = _parts(counts, gpu)
     if parts is None:
-        return p
-    return replace(p, compute_s=parts.compute_s, memory_s=parts.memory_s)
+        return replace(p, model_s=p.predicted_s)
+    floor = Floor.of_parts(gpu.name, parts, counts)
+    value, raised = raise_to_floor(p.predicted_s, floor)
+    return replace(
+        p,
+        compute_s=parts.compute_s,
+        memory_s=parts.memory_s,
+        model_s=p.predicted_s,
+        predicted_s=value,
+        raised=raised,
+        floor_s=floor.seconds,
+    )
 
 
 def _predict_roofline(
@@ -255,10 +282,14 @@ def render_text(result: BspResult) -> str:
         ]
     else:
         lines.append(f"form         {PAPER_FORM_LABEL}: the same λ on every GPU")
+    if result.form_reason:
+        lines.append(f"form choice  {result.form_requested} -> {result.form_reason}")
     lines += [f"limiter      {line}" for line in _limiter_lines(result)]
+    lines += [f"floor        {line}" for line in _floor_lines(result)]
     lines.append("")
     header = (
-        "GPU", "N", "threads", "cycles/thread", "R (MHz)", "P (cores)", "λ", "predicted (ms)"
+        "GPU", "N", "threads", "cycles/thread", "R (MHz)", "P (cores)", "λ", "predicted (ms)",
+        "floor (ms)", "",
     )  # fmt: skip
     rows = [
         (
@@ -270,6 +301,8 @@ def render_text(result: BspResult) -> str:
             str(p.cores),
             f"{p.lam:.4g}",
             format_ms(p.predicted_s),
+            format_ms(p.floor_s) if math.isfinite(p.floor_s) else "n/a",
+            raised_note(p.raised),
         )
         for p in result.predictions
     ]
@@ -299,6 +332,27 @@ def _limiter_lines(result: BspResult) -> list[str]:
     ]
 
 
+def _floor_lines(result: BspResult) -> list[str]:
+    """One line per raised prediction: the form's value, the floor and its part (Decision B3);
+    one line saying none was raised otherwise."""
+    if not any(math.isfinite(p.floor_s) for p in result.predictions):
+        return []
+    what = (
+        "max(compute, memory) at peak rates"
+        if result.measured_bytes
+        else "the compute part at peak rate (no measured DRAM bytes: no memory floor)"
+    )
+    raised = [p for p in result.predictions if p.raised]
+    if not raised:
+        return [f"every prediction is at or above its GPU's floor, {what}"]
+    return [f"each GPU's floor is {what}"] + [
+        f"{p.gpu} N={_size(p.size)}: the {result.form} form gives {format_ms(p.model_s)} ms, "
+        f"under the {p.raised} part at peak rate {format_ms(p.floor_s)} ms -> "
+        f"{raised_note(p.raised)}"
+        for p in raised
+    ]
+
+
 def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
@@ -312,6 +366,8 @@ def to_json(result: BspResult) -> dict[str, Any]:
         "source": SEED,
         "equation": EQUATION,
         "form": result.form,
+        "form_requested": result.form_requested or result.form,
+        "form_reason": result.form_reason or None,
         "roofline_combine": ROOFLINE_COMBINE if result.form == FORM_ROOFLINE else None,
         "eta_arch": {
             f.gpu: {
@@ -359,6 +415,9 @@ def to_json(result: BspResult) -> dict[str, Any]:
                 "eta_arch": None if result.form == FORM_ROOFLINE else _finite(p.eta),
                 "eta_issue": _finite(p.eta) if result.form == FORM_ROOFLINE else None,
                 "predicted_ms": _finite(p.predicted_s * 1e3),
+                "model_ms": _finite(p.model_s * 1e3),
+                "floor_ms": _finite(p.floor_s * 1e3),
+                "raised_to_floor": p.raised or None,
                 **_parts_json(
                     BoundParts(p.compute_s, p.memory_s) if p.dominant else None,
                 ),
