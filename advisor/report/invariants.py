@@ -1,0 +1,175 @@
+"""Properties every report must hold, as pure functions over what ``report`` writes: the analysis
+JSON (``report --json``, with its ``verdict``) and the Markdown comment.  They run on any input
+(``benchmarks/report_invariants.py`` walks folders of profiles; ``tests/invariants/`` runs them on
+the real inputs and the samples).
+
+Each predicate returns a list of violations in words (empty: the property holds);
+:func:`check` runs every predicate of :data:`PREDICATES`.  docs/report.md ("One verdict") states
+the properties.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+Predicate = Callable[[Mapping[str, Any], str | None], list[str]]
+
+#: a hint's kernels under this share of the GPU time may lead only with a stated reason
+MINOR_SHARE = 0.01
+#: tolerance of a comparison of two rounded figures (the reports write two decimals)
+_EPS = 5e-3
+
+
+def _verdict(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    return data.get("verdict") or {}
+
+
+def hint_not_above_application(data: Mapping[str, Any], markdown: str | None = None) -> list[str]:
+    """No hint's figure on the whole GPU time is above the whole application's figure (a fix is
+    part of the application), and none is shown beside an application figure of n/a... unless the
+    application is n/a for want of inputs, which no hint figure contradicts."""
+    v = _verdict(data)
+    app = v.get("the_whole_application")
+    if app is None:
+        return []
+    out = []
+    for h in v.get("hints") or ():
+        fix = h.get("this_fix_on_the_whole_gpu_time")
+        if fix is not None and fix > app + _EPS:
+            out.append(
+                f"hint {h['criterion']}: {fix:.2f}x on the whole GPU time above the whole "
+                f"application's {app:.2f}x"
+            )
+    return out
+
+
+def no_figure_from_nothing(data: Mapping[str, Any], markdown: str | None = None) -> list[str]:
+    """No application figure where its inputs are n/a: without a kernel's potential speedup,
+    HOSTSYNC's value and any hint's figure, the application's figure is None (n/a), not 1.00x."""
+    v = _verdict(data)
+    kernels = data.get("kernels") or ()
+    hostsync = ((data.get("application") or {}).get("HOSTSYNC") or {}).get("value")
+    figures = [
+        h.get("this_fix_on_the_whole_gpu_time")
+        for h in v.get("hints") or ()
+        if h.get("this_fix_on_the_whole_gpu_time") is not None
+    ]
+    known = any(k.get("potential_speedup") is not None for k in kernels)
+    unknown = not known and hostsync is None and not any(f > 1.0 for f in figures)
+    if unknown and v.get("the_whole_application") is not None:
+        return [
+            f"the whole application reads {v['the_whole_application']:.2f}x but no kernel "
+            "has a potential speedup, HOSTSYNC is n/c and no hint has a figure"
+        ]
+    return []
+
+
+def lead_hint_on_hot_kernel(data: Mapping[str, Any], markdown: str | None = None) -> list[str]:
+    """The first hint concerns kernels of at least 1 % of the GPU time, or the verdict states why
+    it does not (``lead_reason``)."""
+    v = _verdict(data)
+    first = v.get("first_hint")
+    if not first:
+        return []
+    share = first.get("share_of_gpu_time")
+    if share is not None and share < MINOR_SHARE and not v.get("lead_reason"):
+        return [
+            f"the first hint ({first['criterion']}) concerns {100 * share:.2g}% of the GPU time "
+            "and the verdict gives no reason"
+        ]
+    return []
+
+
+def nothing_to_fix_means_no_headroom(
+    data: Mapping[str, Any], markdown: str | None = None
+) -> list[str]:
+    """The Markdown never says "nothing to fix" while a kernel's roofline headroom buys at least
+    10 % on the whole GPU time."""
+    if not markdown or "nothing to fix" not in markdown.lower():
+        return []
+    v = _verdict(data)
+    gain = v.get("roofline_headroom_on_the_whole_gpu_time")
+    if gain is not None and gain >= 1.10:
+        return [f"'nothing to fix' beside a roofline headroom of {gain:.2f}x on the GPU time"]
+    return []
+
+
+#: ``1.37x``, ``up to **1.37x**``; and percentages ``48.4%`` (a share of GPU time)
+_SPEEDUP = re.compile(r"(?<![\w.])(\d+\.\d+)x\b")
+_PERCENT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)%")
+
+
+def _numbers(node: Any) -> Iterator[float]:
+    if isinstance(node, bool):
+        return
+    if isinstance(node, int | float):
+        if math.isfinite(node):
+            yield float(node)
+    elif isinstance(node, Mapping):
+        for value in node.values():
+            yield from _numbers(value)
+    elif isinstance(node, list | tuple):
+        for value in node:
+            yield from _numbers(value)
+
+
+def _decimals(text: str) -> int:
+    return len(text.split(".", 1)[1]) if "." in text else 0
+
+
+def markdown_numbers_in_json(data: Mapping[str, Any], markdown: str | None = None) -> list[str]:
+    """Every speedup (``N.NNx``) and every percentage of the Markdown is a number of the JSON,
+    compared as written: a JSON number rounds to the speedup at its decimals, or, times 100, to
+    the percentage at its decimals (``48.4%`` for a share of 0.4837; ``0.0071%`` at two
+    significant digits).  Durations, counts and the text of notes and commands are not
+    compared."""
+    if not markdown:
+        return []
+    text = re.sub(r"```.*?```", "", markdown, flags=re.S)  # commands are not figures
+    text = re.sub(r"`[^`]*`", "", text)  # nor kernel names
+    values = sorted(set(_numbers(data)))
+    out: list[str] = []
+
+    def found(shown: str, scale: float) -> bool:
+        target, digits = float(shown), _decimals(shown)
+        half = 0.5 * 10.0**-digits + 1e-9
+        if digits == 0 or (target < 1.0 and scale == 100.0):  # 2 significant digits under 0.1 %
+            half = max(half, abs(target) * 0.05 + 1e-9)
+        return any(abs(v * scale - target) <= half for v in values)
+
+    for m in _SPEEDUP.finditer(text):
+        if not found(m.group(1), 1.0):
+            out.append(f"the Markdown's {m.group(0)} is no number of the JSON")
+    for m in _PERCENT.finditer(text):
+        if not found(m.group(1), 100.0) and not found(m.group(1), 1.0):
+            out.append(f"the Markdown's {m.group(0)} is no share of the JSON")
+    return sorted(set(out))
+
+
+#: the properties :func:`check` runs, in this order
+PREDICATES: list[Predicate] = [
+    hint_not_above_application,
+    no_figure_from_nothing,
+    lead_hint_on_hot_kernel,
+    nothing_to_fix_means_no_headroom,
+    markdown_numbers_in_json,
+]
+
+
+def check(data: Mapping[str, Any], markdown: str | None = None) -> list[str]:
+    """Every violation of every property of :data:`PREDICATES` (empty: the report holds them)."""
+    return [f"{p.__name__}: {text}" for p in PREDICATES for text in p(data, markdown)]
+
+
+__all__ = [
+    "PREDICATES",
+    "check",
+    "hint_not_above_application",
+    "lead_hint_on_hot_kernel",
+    "markdown_numbers_in_json",
+    "no_figure_from_nothing",
+    "nothing_to_fix_means_no_headroom",
+]
