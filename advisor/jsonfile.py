@@ -36,6 +36,7 @@ import msgspec
 from msgspec import Struct
 
 from advisor.errors import MalformedInput, UnreadableInput
+from advisor.plausible import Range
 
 #: largest side-input file read (a 145,000-kernel description is 43 MB)
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -156,9 +157,54 @@ def validate(document: Any, schema: Any, path: str | os.PathLike[str]) -> None:
         msgspec.convert(document, schema, strict=True)
     except msgspec.ValidationError as exc:
         text = str(exc)
+        outside = _outside(document, schema, text)
+        if outside is not None:
+            raise MalformedInput(os.fspath(path), outside) from None
         if "[...]" in text:  # msgspec does not name the key of a mapping's bad value
             text = _AT.sub(lambda m: f" - at `${_name_keys(document, schema, m.group(1))}`", text)
         raise MalformedInput(os.fspath(path), schema_message(text)) from None
+
+
+_BOUND = re.compile(r"^Expected `(?:float|int)` [<>]=? ")
+
+
+def _outside(document: Any, schema: Any, text: str) -> str | None:
+    """``key.path: value outside [lo, hi], got V`` when msgspec's ``text`` is a number beyond
+    one of a range's bounds (both bounds are read from the key's ``Meta`` constraint: see
+    :mod:`advisor.plausible`); None for any other error."""
+    at = _AT.search(text)
+    if not _BOUND.match(text) or at is None:
+        return None
+    walked = _walk(document, schema, at.group(1))
+    if walked is None:
+        return None
+    where, value, tp = walked
+    bounds = _range_of(tp, value)
+    if bounds is None or isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return f"{where.lstrip('.')}: {bounds.outside(value)}"
+
+
+def _range_of(tp: Any, value: Any) -> Range | None:
+    """The range of the ``Annotated`` alternative of ``tp`` whose ``Meta`` bounds a number."""
+    alternatives = [tp]
+    origin = typing.get_origin(tp)
+    if origin is typing.Union or origin is types.UnionType:
+        alternatives = list(typing.get_args(tp))
+    for alternative in alternatives:
+        if typing.get_origin(alternative) is not typing.Annotated:
+            continue
+        base, *extras = typing.get_args(alternative)
+        if base is int and not isinstance(value, int):
+            continue
+        for extra in extras:
+            if not isinstance(extra, msgspec.Meta):
+                continue
+            lo = extra.ge if extra.ge is not None else extra.gt
+            hi = extra.le if extra.le is not None else extra.lt
+            if lo is not None and hi is not None:
+                return Range(lo, hi, lo_open=extra.gt is not None)
+    return None
 
 
 _SEGMENT = re.compile(r"\.([A-Za-z_]\w*)|\[([0-9]+|\.\.\.)\]")
@@ -179,6 +225,14 @@ def _name_keys(document: Any, schema: Any, where: str) -> str:
     """msgspec's error path ``where`` with each ``[...]`` (a mapping's value) replaced by the
     first key whose value breaks the mapping's value type; ``where`` as it is when the walk
     does not fit."""
+    walked = _walk(document, schema, where)
+    return where if walked is None else walked[0]
+
+
+def _walk(document: Any, schema: Any, where: str) -> tuple[str, Any, Any] | None:
+    """(the path ``where`` with its mapping keys named, the value there, its declared type),
+    following msgspec's error path ``where`` through ``document`` and ``schema``; None when the
+    walk does not fit."""
     value, tp, out = document, schema, []
     for match in _SEGMENT.finditer(where):
         name, index = match.groups()
@@ -200,8 +254,8 @@ def _name_keys(document: Any, schema: Any, where: str) -> str:
                 value = value[key]
                 out.append(f".{key}" if _IDENTIFIER.fullmatch(key) else f"[{key!r}]")
         except (StopIteration, LookupError, TypeError, AttributeError):
-            return where
-    return "".join(out)
+            return None
+    return "".join(out), value, tp
 
 
 def _fits(value: Any, tp: Any) -> bool:

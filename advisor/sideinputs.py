@@ -14,13 +14,16 @@ raw microbench samples    ``microbench fit RAW``                        :data:`R
 ========================  ============================================  ========================
 
 A schema states every key's type and range (numbers are finite: the decoder refuses NaN,
-Infinity and out-of-range literals).  Where the reader itself refuses unknown keys with the list
-of allowed ones (descriptions, characterizations), the schema leaves unknown keys to it; what no
+Infinity and out-of-range literals); every number also has a plausibility range from
+:mod:`advisor.plausible` (a time below a day, a size below a petabyte, a clock up to 10 GHz...),
+so a finite but absurd value (a kernel time of 1e308 ns) is refused as
+``value outside [lo, hi]``.  Where the reader itself refuses unknown keys with the list of allowed
+ones (descriptions, characterizations), the schema leaves unknown keys to it; what no
 type can say (one of two keys required, expressions of N, interpolation samples increasing)
 stays the reader's check too.  A saved analysis holds far more than ``compare`` reads; its
 schema covers what is read, with the ranges the report documents: criteria in [0, 1], times
->= 0, potential speedups >= 1 in the Amdahl form and >= 0 where the paper's form can be
-reported (seed 002's level form (1 / criterion) · p falls to 0 with p).
+in [0, a day], potential speedups in [1, 1e9] in the Amdahl form and [0, 1e9] where the paper's
+form can be reported (seed 002's level form (1 / criterion) · p falls to 0 with p).
 """
 
 from __future__ import annotations
@@ -29,14 +32,46 @@ from typing import Annotated, Any
 
 from msgspec import UNSET, Meta, Struct, UnsetType, field
 
-NonNegative = Annotated[float, Meta(ge=0)]
-Positive = Annotated[float, Meta(gt=0)]
-Fraction = Annotated[float, Meta(ge=0, le=1)]
-AtLeastOne = Annotated[float, Meta(ge=1)]
+from advisor import plausible
+from advisor.plausible import Range
+
+
+def meta(bounds: Range, whole: bool = False) -> Meta:
+    """The :mod:`msgspec` constraint of a plausibility range (its bounds are read back from the
+    constraint when a value breaks it: :func:`advisor.jsonfile.validate`); ``whole``: for an
+    ``int`` key (msgspec wants integer bounds there)."""
+    lo: float = int(bounds.lo) if whole else bounds.lo
+    hi: float = int(bounds.hi) if whole else bounds.hi
+    if bounds.lo_open:
+        return Meta(gt=lo, le=hi)
+    return Meta(ge=lo, le=hi)
+
+
+#: a duration in ns (a day at most)
+TimeNs = Annotated[float, meta(plausible.TIME_NS)]
+#: a count of operations, accesses, blocks, threads, launches or cycles
+Count = Annotated[float, meta(plausible.COUNT)]
+#: cycles of one operation or access
+CyclesPerOp = Annotated[float, meta(plausible.CYCLES_PER_OP)]
+#: a positive latency in cycles
+Latency = Annotated[float, meta(plausible.LATENCY)]
+#: SMs, cores, warps, banks, threads or blocks per SM, pipeline depth
+Units = Annotated[float, meta(plausible.UNITS)]
+Bytes = Annotated[float, meta(plausible.BYTES)]
+PositiveBytes = Annotated[float, Meta(gt=0, le=plausible.BYTES.hi)]
+ClockHz = Annotated[float, meta(plausible.CLOCK_HZ)]
+Bandwidth = Annotated[float, meta(plausible.BANDWIDTH)]
+Fraction = Annotated[float, meta(plausible.FRACTION)]
+Speedup = Annotated[float, meta(plausible.SPEEDUP)]
+AtLeastOne = Annotated[float, meta(plausible.AMDAHL_SPEEDUP)]
+TimeMs = Annotated[float, meta(plausible.TIME_MS)]
+#: a characterization function's sample (x: the function's argument, y > 0: its value)
+SampleX = Annotated[float, Meta(ge=-plausible.COUNT.hi, le=plausible.COUNT.hi)]
+SampleY = Annotated[float, Meta(gt=0, le=plausible.COUNT.hi)]
 Nonempty = Annotated[str, Meta(min_length=1)]
 Strings = list[str]
 #: a number, or an expression of N as text (BSP application files)
-NumberOrExpression = float | str
+NumberOrExpression = Count | str
 #: "1.3", 1.3 or [1, 3]
 ComputeCapability = str | float | Annotated[list[int], Meta(min_length=2, max_length=2)]
 
@@ -45,10 +80,10 @@ ComputeCapability = str | float | Annotated[list[int], Meta(min_length=2, max_le
 
 
 class AppLatencies(Struct):
-    g_sm: NonNegative | UnsetType = UNSET
-    g_gm: NonNegative | UnsetType = UNSET
-    g_l1: NonNegative | UnsetType = UNSET
-    g_l2: NonNegative | UnsetType = UNSET
+    g_sm: CyclesPerOp | UnsetType = UNSET
+    g_gm: CyclesPerOp | UnsetType = UNSET
+    g_l1: CyclesPerOp | UnsetType = UNSET
+    g_l2: CyclesPerOp | UnsetType = UNSET
 
 
 class AppFile(Struct):
@@ -76,12 +111,12 @@ APP = AppFile
 class Access(Struct):
     """One ``global`` or ``shared`` entry (the reader checks which keys each list allows)."""
 
-    count: NonNegative
+    count: Count
     coalesced: bool | UnsetType = UNSET
-    threads_per_transaction: Positive | UnsetType = UNSET
-    conflict_degree: Positive | UnsetType = UNSET
-    stride: Annotated[int, Meta(ge=0)] | UnsetType = UNSET
-    offset: Annotated[int, Meta(ge=0)] | UnsetType = UNSET
+    threads_per_transaction: Units | UnsetType = UNSET
+    conflict_degree: Units | UnsetType = UNSET
+    stride: Annotated[int, meta(plausible.COUNT, whole=True)] | UnsetType = UNSET
+    offset: Annotated[int, meta(plausible.COUNT, whole=True)] | UnsetType = UNSET
     word_bytes: Annotated[int, Meta(ge=1, le=16)] | UnsetType = UNSET
     index: str | UnsetType = UNSET
     constants: dict[str, int] | UnsetType = UNSET
@@ -91,9 +126,9 @@ class Access(Struct):
 
 class ThreadClass(Struct):
     name: str | UnsetType = UNSET
-    ops: dict[str, NonNegative] | UnsetType = UNSET
-    compute_cycles: NonNegative | UnsetType = UNSET
-    memory_cycles: NonNegative | UnsetType = UNSET
+    ops: dict[str, Count] | UnsetType = UNSET
+    compute_cycles: Count | UnsetType = UNSET
+    memory_cycles: Count | UnsetType = UNSET
     global_: list[Access] | UnsetType = field(default=UNSET, name="global")
     shared: list[Access] | UnsetType = UNSET
     description: str | UnsetType = UNSET
@@ -101,13 +136,13 @@ class ThreadClass(Struct):
 
 
 class Kernel(ThreadClass):
-    blocks: NonNegative | UnsetType = UNSET
-    blocks_per_sm: NonNegative | UnsetType = UNSET
-    threads_per_block: NonNegative | UnsetType = UNSET
-    warps_per_block: NonNegative | UnsetType = UNSET
-    threads_per_warp: Positive | UnsetType = UNSET
-    launches: Positive | UnsetType = UNSET
-    measured_ms: Positive | UnsetType | None = UNSET
+    blocks: Count | UnsetType = UNSET
+    blocks_per_sm: Count | UnsetType = UNSET
+    threads_per_block: Count | UnsetType = UNSET
+    warps_per_block: Count | UnsetType = UNSET
+    threads_per_warp: Units | UnsetType = UNSET
+    launches: Annotated[float, Meta(gt=0, le=plausible.COUNT.hi)] | UnsetType = UNSET
+    measured_ms: TimeMs | UnsetType | None = UNSET
     profile_name: str | UnsetType = UNSET
     threads: Annotated[list[ThreadClass], Meta(min_length=1)] | UnsetType = UNSET
 
@@ -116,14 +151,14 @@ class Gpu(Struct):
     name: str | UnsetType = UNSET
     arch: str | UnsetType = UNSET
     compute_capability: ComputeCapability | UnsetType | None = UNSET
-    clock_hz: Positive | UnsetType = UNSET
-    sm_count: Positive | UnsetType | None = UNSET
-    cores_per_sm: Positive | UnsetType = UNSET
-    pipeline_depth: Positive | UnsetType = UNSET
-    op_cycles: dict[str, NonNegative] | UnsetType = UNSET
-    global_cycles: NonNegative | UnsetType = UNSET
-    shared_cycles: NonNegative | UnsetType = UNSET
-    shared_banks: Positive | UnsetType | None = UNSET
+    clock_hz: ClockHz | UnsetType = UNSET
+    sm_count: Units | UnsetType | None = UNSET
+    cores_per_sm: Units | UnsetType = UNSET
+    pipeline_depth: Units | UnsetType = UNSET
+    op_cycles: dict[str, CyclesPerOp] | UnsetType = UNSET
+    global_cycles: CyclesPerOp | UnsetType = UNSET
+    shared_cycles: CyclesPerOp | UnsetType = UNSET
+    shared_banks: Units | UnsetType | None = UNSET
     source: str | UnsetType = UNSET
 
 
@@ -160,33 +195,33 @@ class Device(Struct):
     chip: Nonempty | UnsetType = UNSET
     architecture: Nonempty | UnsetType = UNSET
     compute_capability: Nonempty | UnsetType = UNSET
-    sm_count: Positive | UnsetType = UNSET
-    fp32_cores_per_sm: Positive | UnsetType = UNSET
-    base_clock_hz: Positive | UnsetType | None = UNSET
-    boost_clock_hz: Positive | UnsetType = UNSET
-    memory_bandwidth_bytes_per_s: Positive | UnsetType = UNSET
-    l2_bytes: Positive | UnsetType | None = UNSET
-    max_warps_per_sm: Positive | UnsetType = UNSET
-    shared_banks: Positive | UnsetType = UNSET
-    fp64_flops_per_clock_per_sm: Positive | UnsetType | None = UNSET
+    sm_count: Units | UnsetType = UNSET
+    fp32_cores_per_sm: Units | UnsetType = UNSET
+    base_clock_hz: ClockHz | UnsetType | None = UNSET
+    boost_clock_hz: ClockHz | UnsetType = UNSET
+    memory_bandwidth_bytes_per_s: Bandwidth | UnsetType = UNSET
+    l2_bytes: PositiveBytes | UnsetType | None = UNSET
+    max_warps_per_sm: Units | UnsetType = UNSET
+    shared_banks: Units | UnsetType = UNSET
+    fp64_flops_per_clock_per_sm: Units | UnsetType | None = UNSET
     sources: Strings | UnsetType = UNSET
     notes: Strings | UnsetType = UNSET
-    max_threads_per_sm: Positive | UnsetType | None = UNSET
-    max_blocks_per_sm: Positive | UnsetType | None = UNSET
-    registers_per_sm: Positive | UnsetType | None = UNSET
-    shared_bytes_per_sm: Positive | UnsetType | None = UNSET
+    max_threads_per_sm: Units | UnsetType | None = UNSET
+    max_blocks_per_sm: Units | UnsetType | None = UNSET
+    registers_per_sm: Units | UnsetType | None = UNSET
+    shared_bytes_per_sm: PositiveBytes | UnsetType | None = UNSET
 
 
 class Samples(Struct):
-    x: list[float]
-    y: list[Positive]
+    x: list[SampleX]
+    y: list[SampleY]
 
 
 class Latencies(Struct):
-    shared: Positive | UnsetType = UNSET
-    l1: Positive | UnsetType = UNSET
-    l2: Positive | UnsetType = UNSET
-    dram: Positive | UnsetType = UNSET
+    shared: Latency | UnsetType = UNSET
+    l1: Latency | UnsetType = UNSET
+    l2: Latency | UnsetType = UNSET
+    dram: Latency | UnsetType = UNSET
 
 
 class Functions(Struct):
@@ -214,22 +249,22 @@ DEVICE = Characterization
 
 class Criterion(Struct):
     value: Fraction | None
-    potential_speedup: NonNegative | None
-    potential_speedup_paper: NonNegative | UnsetType | None = UNSET
+    potential_speedup: Speedup | None
+    potential_speedup_paper: Speedup | UnsetType | None = UNSET
     potential_speedup_amdahl: AtLeastOne | UnsetType | None = UNSET
 
 
 class AnalysisKernel(Struct):
     name: str
-    duration_ns: NonNegative | None
+    duration_ns: TimeNs | None
     criteria: dict[str, Criterion]
-    launches: Annotated[int, Meta(ge=0)] | UnsetType | None = UNSET
+    launches: Annotated[int, meta(plausible.COUNT, whole=True)] | UnsetType | None = UNSET
     potential_speedup: AtLeastOne | UnsetType | None = UNSET
 
 
 class Application(Struct):
-    gpu_time_ns: NonNegative | None
-    potential_speedup: NonNegative | None
+    gpu_time_ns: TimeNs | None
+    potential_speedup: Speedup | None
 
 
 class Analysis(Struct):

@@ -9,7 +9,7 @@ seed 002 Fig. 5-7), each version's predicted potential speedup, and a *predictio
 every criterion that improved from one version to the next, the speedup the previous version's
 analysis predicted for it beside the kernel speedup measured.
 
-Kernels are matched pair by pair, in five stages, each among the kernels the earlier stages left
+Kernels are matched pair by pair, in six stages, each among the kernels the earlier stages left
 unmatched: ``forced`` (``--match OLD=NEW``), ``exact`` (the same name), ``base name`` (the same
 name without return type, template arguments and parameter list, after demangling an Itanium
 ``_Z`` name: ``sgemm_naive(int, ...)`` and ``void sgemm_naive<32>(...)``), ``operator`` (PyTorch
@@ -17,8 +17,10 @@ profiler traces: the only kernel left in each version that the same PyTorch oper
 say the GEMM of ``aten::linear`` after cuBLAS chose another tile shape), and ``order+config``
 (launch order and configuration: the two versions' remaining kernels in the order of their first
 launch, aligned where the grid size in blocks and the block size in threads of their first
-launches agree; a block reshaped from 32x32 to 1024x1 still matches).  The last stage needs the
-profiles' launches (:func:`launch_facts`): a saved analysis has none.  A kernel of a pair that no
+launches agree; a block reshaped from 32x32 to 1024x1 still matches), which needs the
+profiles' launches (:func:`launch_facts`): a saved analysis has none; then ``last left``: where
+each version has exactly one kernel left unmatched (one kernel in all, renamed and launched with
+another grid, say), those two are paired.  A kernel of a pair that no
 stage matched is listed as unmatched (and the command warns about it).  The kernels of one
 version matched to the next form a *track* across the versions; a kernel missing from a version
 has no duration there (None), so no speedup either, and rejoins its track by exact name.
@@ -37,15 +39,19 @@ forms), so profiles and saved analyses can be mixed.
 
 The ledger is also scored as ``benchmarks/speedup_validation.py`` scores tuning steps, with the
 same functions (:mod:`advisor.validation`): every pair of consecutive versions is a set of steps,
-one per matched kernel (:class:`PairCheck`).  For each such kernel the earlier version's
-*overall* potential speedup and the potential speedup of the *addressed* criterion are set
-against the measured speedup (error factor per kernel; n, median error factor, share within
-+-25 %, sign agreement and Spearman's rho per pair; the bounds share, overall >= measured, for
-the overall prediction).  The comparison does not know what was changed between two versions,
-so the addressed criterion is inferred from the data: the criterion whose value rose most (by
-at least :data:`IMPROVED_MIN_DELTA`; the first in paper order on a tie; a criterion that no
-longer applies in the later version counts as 1 there); a kernel with no such rise has no
-addressed prediction.
+one per matched kernel (:class:`PairCheck`).  For each such kernel the potential speedup of the
+*addressed* criterion, a prediction, is set against the measured speedup (error factor per
+kernel; n, median error factor, share within +-25 %, sign agreement and Spearman's rho per
+pair).  The earlier version's *overall* potential speedup of the kernel is its roofline
+headroom (1 / its DRAM or FLOP throughput fraction of peak): an upper bound, not a prediction,
+so it is only checked as a bound (:func:`advisor.validation.within_bound`: is the measured
+speedup within it, yes or no) and never given an error factor.  The comparison does not know
+what was changed between two versions, so the addressed criterion is inferred from the data:
+the criterion whose value rose most (by at least :data:`IMPROVED_MIN_DELTA`; the first in paper
+order on a tie; a criterion that no longer applies in the later version counts as 1 there); a
+kernel with no such rise has no addressed prediction, and where its time changed the comparison
+lists what the data shows did change instead (:func:`what_changed`: duration, launch
+configuration, instruction and memory counts, throughputs, criteria that moved).
 """
 
 from __future__ import annotations
@@ -65,6 +71,7 @@ from advisor.report import compare_operators
 from advisor.report.matching import BASE_NAME as BASE_NAME
 from advisor.report.matching import EXACT as EXACT
 from advisor.report.matching import FORCED as FORCED
+from advisor.report.matching import LAST_LEFT as LAST_LEFT
 from advisor.report.matching import MATCH_METHODS as MATCH_METHODS
 from advisor.report.matching import OPERATOR as OPERATOR
 from advisor.report.matching import ORDER_CONFIG as ORDER_CONFIG
@@ -87,7 +94,7 @@ ANALYSIS_SCHEMA_PREFIX = "cuda-advisor/analysis@"
 #: bytes read to decide whether a file is JSON (profiler outputs never start with ``{``)
 _SNIFF_BYTES = 512
 #: the ``schema`` value of the comparison's JSON
-COMPARISON_SCHEMA = "cuda-advisor/comparison@2"
+COMPARISON_SCHEMA = "cuda-advisor/comparison@3"
 
 
 @dataclass(frozen=True)
@@ -159,14 +166,18 @@ class KernelCheck:
     kernel: str
     display_name: str
     measured_speedup: float | None  # duration(earlier) / duration(later)
-    overall_predicted: float | None  # the earlier version's overall potential speedup
-    overall_error: float | None  # validation.error_factor(overall_predicted, measured)
+    #: the earlier version's overall potential speedup: roofline headroom, an upper bound
+    overall_bound: float | None
+    within_bound: bool | None  # validation.within_bound(overall_bound, measured)
     addressed: str | None  # the criterion whose value rose most (None: no criterion rose)
     addressed_rise: float | None  # its value in the later version minus the earlier one
     addressed_predicted: float | None  # the earlier version's potential speedup of it
     addressed_error: float | None  # validation.error_factor(addressed_predicted, measured)
     to_kernel: str = ""  # its name in the later version
     matched_by: str = EXACT
+    #: what changed between the two versions (:func:`what_changed`); filled where no criterion
+    #: rose although the kernel's time changed
+    changes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -176,9 +187,8 @@ class PairCheck:
     from_version: str
     to_version: str
     kernels: tuple[KernelCheck, ...]  # the matched kernels, longest (first version) first
-    overall: validation.Summary  # summarize((overall_predicted, measured) per kernel)
-    addressed: validation.Summary  # the same over the kernels with an addressed criterion
-    bounds_share: float | None  # validation.bounds_share over the scored overall pairs
+    overall: validation.BoundSummary  # summarize_bounds((overall_bound, measured) per kernel)
+    addressed: validation.Summary  # summarize((addressed_predicted, measured)) where addressed
     only_in_from: tuple[str, ...]  # unmatched kernels: in the earlier version only
     only_in_to: tuple[str, ...]  # ... in the later version only
 
@@ -233,6 +243,8 @@ def _files(text: str, what: str) -> list[str]:
             files += inside
         elif part:
             files.append(part)
+    if not files:  # "a=,", "a=,,,", " , ": separators only
+        raise UsageError(f"{what}: no file given; expected FILE[,FILE...] or FOLDER")
     return files
 
 
@@ -381,7 +393,7 @@ def compare(
     ledger = tuple(e for t in tracks for e in _ledger(t, names, by_kernel, shown))
     matches = tuple(_pair_match(i, tracks, names, raw[i - 1]) for i in range(1, len(names)))
     checks = tuple(
-        _check_pair(i, tracks, m, by_kernel, shown) for i, m in enumerate(matches, start=1)
+        _check_pair(i, tracks, m, by_kernel, shown, facts) for i, m in enumerate(matches, start=1)
     )
     times = [data["application"]["gpu_time_ns"] for _, _, data in versions]
     summaries = tuple(
@@ -594,11 +606,12 @@ def to_json(comparison: Comparison) -> dict[str, Any]:
 LEDGER_CHECK_NOTE = (
     "Scored with advisor.validation, as benchmarks/speedup_validation.py scores tuning steps: "
     "one step per kernel matched between the versions, measured speedup = earlier duration / "
-    "later duration. 'overall' is the earlier version's overall potential speedup of the kernel; "
-    "'addressed' is the potential speedup of the addressed criterion, which compare infers from "
-    "the data (it does not know the change): the criterion whose value rose most, by at least "
-    f"{IMPROVED_MIN_DELTA:g}. Error factor = exp(|ln(predicted / measured)|); bounds share = "
-    "share of kernels with overall >= measured."
+    "later duration. 'addressed' is the potential speedup of the addressed criterion, which "
+    "compare infers from the data (it does not know the change): the criterion whose value rose "
+    f"most, by at least {IMPROVED_MIN_DELTA:g}; error factor = exp(|ln(predicted / measured)|). "
+    "The roofline headroom (the earlier version's overall potential speedup of the kernel, "
+    "1 / its throughput fraction of peak) is an upper bound, not a prediction: it is checked only "
+    "for whether the measured speedup stayed within it (yes/no), never given an error factor."
 )
 
 
@@ -619,7 +632,12 @@ def _check_json(p: PairCheck) -> dict[str, Any]:
     return {
         "from": p.from_version,
         "to": p.to_version,
-        "overall": {**_summary_json(p.overall), "bounds_share": p.bounds_share},
+        "roofline_bound": {
+            "n": p.overall.n,
+            "within_bound": p.overall.within,
+            "within_share": p.overall.share,
+            "dropped": p.overall.dropped,
+        },
         "addressed": _summary_json(p.addressed),
         "kernels": [
             {
@@ -627,12 +645,13 @@ def _check_json(p: PairCheck) -> dict[str, Any]:
                 "to_kernel": k.to_kernel,
                 "matched_by": k.matched_by,
                 "measured_speedup": k.measured_speedup,
-                "overall_predicted": k.overall_predicted,
-                "overall_error_factor": k.overall_error,
+                "roofline_bound": k.overall_bound,
+                "measured_within_bound": k.within_bound,
                 "addressed_criterion": k.addressed,
                 "addressed_rise": k.addressed_rise,
                 "addressed_predicted": k.addressed_predicted,
                 "addressed_error_factor": k.addressed_error,
+                "changes": list(k.changes),
             }
             for k in p.kernels
         ],
@@ -705,30 +724,35 @@ def _check_pair(
     match: PairMatch,
     by_kernel: list[dict[str, Mapping[str, Any]]],
     shown: Mapping[str, str],
+    launches: Sequence[Mapping[str, KernelLaunch] | None] | None = None,
 ) -> PairCheck:
     """Versions ``i - 1`` and ``i`` scored as benchmark steps, one per matched kernel."""
+    before_facts = launches[i - 1] if launches is not None else None
+    after_facts = launches[i] if launches is not None else None
     kernels = tuple(
-        _check_kernel(b, a, by_kernel[i - 1][b], by_kernel[i][a], t.matched_by[i] or EXACT, shown)
+        _check_kernel(
+            b,
+            a,
+            by_kernel[i - 1][b],
+            by_kernel[i][a],
+            t.matched_by[i] or EXACT,
+            shown,
+            (
+                before_facts.get(b) if before_facts is not None else None,
+                after_facts.get(a) if after_facts is not None else None,
+            ),
+        )
         for t in tracks
         if (b := t.names[i - 1]) is not None and (a := t.names[i]) is not None
     )
-    # the overall pairs summarize keeps (both sides positive and finite) bound the bounds share
-    bounded = [
-        (k.overall_predicted, k.measured_speedup)
-        for k in kernels
-        if k.overall_error is not None
-        and k.overall_predicted is not None
-        and k.measured_speedup is not None
-    ]
     return PairCheck(
         from_version=match.from_version,
         to_version=match.to_version,
         kernels=kernels,
-        overall=validation.summarize((k.overall_predicted, k.measured_speedup) for k in kernels),
+        overall=validation.summarize_bounds((k.overall_bound, k.measured_speedup) for k in kernels),
         addressed=validation.summarize(
             (k.addressed_predicted, k.measured_speedup) for k in kernels if k.addressed is not None
         ),
-        bounds_share=validation.bounds_share([p for p, _ in bounded], [m for _, m in bounded]),
         only_in_from=match.only_in_from,
         only_in_to=match.only_in_to,
     )
@@ -741,6 +765,7 @@ def _check_kernel(
     after: Mapping[str, Any],
     method: str,
     shown: Mapping[str, str],
+    launches: tuple[KernelLaunch | None, KernelLaunch | None] = (None, None),
 ) -> KernelCheck:
     measured = validation.speedup(before["duration_ns"], after["duration_ns"])
     overall = _speedup(before.get("potential_speedup"))
@@ -757,14 +782,19 @@ def _check_kernel(
         kernel=name,
         display_name=pair_display(name, to_name, shown=shown),
         measured_speedup=measured,
-        overall_predicted=overall,
-        overall_error=_error(overall, measured),
+        overall_bound=overall,
+        within_bound=validation.within_bound(overall, measured),
         addressed=addressed,
         addressed_rise=None if addressed is None else rise,
         addressed_predicted=predicted,
         addressed_error=_error(predicted, measured),
         to_kernel=to_name,
         matched_by=method,
+        changes=(
+            what_changed(before, after, *launches)
+            if addressed is None and _time_changed(measured)
+            else ()
+        ),
     )
 
 
@@ -796,3 +826,114 @@ def _value(
         return 1.0
     value = result["value"]
     return None if value is None else float(value)
+
+
+#: counts a kernel's criteria may carry as inputs, compared by :func:`what_changed`
+#: (input key -> what it counts)
+CHANGE_COUNTS: tuple[tuple[str, str], ...] = (
+    ("inst_executed", "warp instructions"),
+    ("thread_inst_executed", "thread instructions"),
+    ("not_predicated_off_thread_inst_executed", "predicated-on thread instructions"),
+    ("memory_l2_theoretical_sectors_global", "L2 sectors of global accesses"),
+    ("l2_tex_read_transactions", "L2 read sectors"),
+    ("l2_tex_write_transactions", "L2 write sectors"),
+    ("dram_read_bytes", "DRAM bytes read"),
+    ("dram_write_bytes", "DRAM bytes written"),
+    ("dram_bytes", "DRAM bytes"),
+    ("shared_load_transactions", "shared-memory load wavefronts"),
+    ("shared_store_transactions", "shared-memory store wavefronts"),
+    ("elapsed_cycles", "elapsed cycles"),
+)
+#: a count differing by less than this share is unchanged (run-to-run noise)
+CHANGE_MIN_SHARE = 0.02
+#: a throughput fraction of peak or a criterion value moving less than this is unchanged
+CHANGE_MIN_DELTA = 0.01
+#: throughput fractions of a kernel's ``throughputs`` block (key -> what it measures)
+CHANGE_THROUGHPUTS = (("dram_frac", "DRAM throughput"), ("compute_frac", "SM throughput"))
+
+
+def _time_changed(measured: float | None) -> bool:
+    """A measured speedup that is a clear gain or loss (:data:`validation.GAIN_THRESHOLD`)."""
+    if measured is None or not measured > 0:
+        return False
+    gain = validation.GAIN_THRESHOLD
+    return measured >= gain or measured <= 1.0 / gain
+
+
+def what_changed(
+    before: Mapping[str, Any],
+    after: Mapping[str, Any],
+    before_launch: KernelLaunch | None = None,
+    after_launch: KernelLaunch | None = None,
+) -> tuple[str, ...]:
+    """What the data shows changed between two versions of a kernel (analysis JSON kernels,
+    with the profiles' first launches where known), for a step whose time changed although no
+    criterion rose by :data:`IMPROVED_MIN_DELTA`: its duration; its launch configuration and
+    launch count; the counts of :data:`CHANGE_COUNTS` its criteria carry as inputs; its DRAM
+    and SM throughput (fractions of peak); every criterion whose value moved (fell, or rose
+    less than the threshold).  The last line says when none of those moved."""
+    out = [
+        f"duration {display.duration(before.get('duration_ns'))} → "
+        f"{display.duration(after.get('duration_ns'))}"
+    ]
+    old, new = _launch_config(before, before_launch), _launch_config(after, after_launch)
+    if old is not None and new is not None and old != new:
+        out.append(
+            f"launch configuration {old[0]:,} blocks × {old[1]:,} threads → "
+            f"{new[0]:,} blocks × {new[1]:,} threads"
+        )
+    launches = [_speedup(k.get("launches")) for k in (before, after)]
+    if launches[0] is not None and launches[1] is not None and launches[0] != launches[1]:
+        out.append(f"launches {launches[0]:,.0f} → {launches[1]:,.0f}")
+    counts = (_inputs(before), _inputs(after))
+    for key, label in CHANGE_COUNTS:
+        a, b = counts[0].get(key), counts[1].get(key)
+        if a is not None and b is not None and a > 0 and abs(b / a - 1.0) >= CHANGE_MIN_SHARE:
+            out.append(f"{label} {_count(a)} → {_count(b)} ({b / a:.2f}×)")
+    for key, label in CHANGE_THROUGHPUTS:
+        a, b = (_speedup((k.get("throughputs") or {}).get(key)) for k in (before, after))
+        if a is not None and b is not None and abs(b - a) >= CHANGE_MIN_DELTA:
+            out.append(f"{label} {100 * a:.0f} % → {100 * b:.0f} % of peak")
+    for c in CRITERIA:
+        a, b = _value(before, c), _value(after, c)
+        if a is not None and b is not None and abs(b - a) >= CHANGE_MIN_DELTA:
+            out.append(f"{c} {a:.2f} → {b:.2f}")
+    if len(out) == 1:
+        out.append(
+            "no launch configuration, count, throughput or criterion in the analyses moved; "
+            "profile both versions with the same full metric set (ncu --set full) to see why"
+        )
+    return tuple(out)
+
+
+def _launch_config(kernel: Mapping[str, Any], fact: KernelLaunch | None) -> tuple[int, int] | None:
+    """(grid blocks, block threads): the profile's first launch, else the launch inputs a
+    criterion read (saved analyses keep those)."""
+    if fact is not None and fact.config is not None:
+        return fact.config
+    inputs = _inputs(kernel)
+    grid, block = inputs.get("launch.grid_blocks"), inputs.get("launch.block_threads")
+    return (int(grid), int(block)) if grid is not None and block is not None else None
+
+
+def _inputs(kernel: Mapping[str, Any]) -> dict[str, float]:
+    """Every numeric input of the kernel's criteria (the first criterion's in paper order where
+    two read the same key)."""
+    out: dict[str, float] = {}
+    criteria = kernel.get("criteria") or {}
+    for c in (*CRITERIA, *sorted(set(criteria) - set(CRITERIA))):
+        result = criteria.get(c)
+        inputs = result.get("inputs") if isinstance(result, Mapping) else None
+        for key, value in (inputs or {}).items():
+            number = _speedup(value)
+            if number is not None and key not in out:
+                out[key] = number
+    return out
+
+
+def _count(value: float) -> str:
+    """A count: ``12,345`` below a million, ``3.07M`` / ``1.2G`` above."""
+    for scale, unit in ((1e9, "G"), (1e6, "M")):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g}{unit}"
+    return f"{value:,.0f}"

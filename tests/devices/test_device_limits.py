@@ -91,7 +91,7 @@ def test_limits_survive_a_characterization_file(tmp_path: Path) -> None:
 def test_a_bad_limit_in_a_characterization_file_is_malformed(tmp_path: Path) -> None:
     data = minimal(device={"name": "NVIDIA GeForce RTX 4090", "registers_per_sm": -1})
     with pytest.raises(
-        MalformedInput, match=r"device\.registers_per_sm: expected a number > 0"
+        MalformedInput, match=r"device\.registers_per_sm: value outside \(0, 1000000\], got -1"
     ):
         load_characterization(write_json(tmp_path, data))
 

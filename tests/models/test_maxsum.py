@@ -225,7 +225,7 @@ def test_reader_single_kernel_at_top_level_and_blocks(tmp_path: Path) -> None:
         (gt200(**{"global": [{"count": 1}]}), "give a pattern"),
         (
             gt200(**{"global": [{"count": -1, "coalesced": False}]}),
-            "global[0].count: expected a number >= 0",
+            "global[0].count: value outside [0, 1e+15], got -1",
         ),
         (gt200(**{"shared": [{"count": 1, "index": "tid/2"}]}), "//"),
         (gt200(**{"global": [{"count": 1, "stride": 1, "word_bytes": 3}]}), "word size"),

@@ -215,8 +215,8 @@ def test_deep_raw_samples_are_exit_3(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("where", "value", "expected"),
     [
-        ("value", 1e300, "expected a number <= 1"),
-        ("potential_speedup", -1405, "expected a number >= 0"),
+        ("value", 1e300, "value outside [0, 1], got 1e+300"),
+        ("potential_speedup", -1405, "value outside [0, 1e+09], got -1405"),
         ("potential_speedup", "3x", "expected a number or null, got a string"),
     ],
 )
@@ -245,7 +245,7 @@ def test_compare_refuses_negative_application_figures(
     path = write(tmp_path, "tampered.json", data)
     code, _, err = run("compare", path, TRACE, "--json", str(tmp_path / "c.json"))
     assert code == 3, err
-    assert_one_line_error(err, path, f"application.{key}: expected a number >= 0")
+    assert_one_line_error(err, path, f"application.{key}: value outside [0, ")
 
 
 def test_an_untouched_saved_analysis_still_compares(tmp_path: Path) -> None:
