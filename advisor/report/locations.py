@@ -120,18 +120,20 @@ def _ranked(
 
     if total <= 0 or not len(rows):
         return []
-    keys = line_keys(rows)
+    hits = np.flatnonzero(values > 0)
+    keys = line_keys(rows.iloc[hits])
     per_line: dict[str, float] = {}
-    for key, value in zip(keys, values, strict=True):
-        if value > 0:
-            per_line[key] = per_line.get(key, 0.0) + float(value)
+    members: dict[str, list[int]] = {}
+    for key, i in zip(keys, hits, strict=True):
+        per_line[key] = per_line.get(key, 0.0) + float(values[i])
+        members.setdefault(key, []).append(int(i))
     ranked = sorted(per_line.items(), key=lambda kv: -kv[1])[:top]  # stable: first seen first
+    opcode = rows["opcode"].tolist()
     out = []
     for key, value in ranked:
-        mask = (keys == key) & (values > 0)
-        hit = rows[mask]
-        opcodes = " ".join(dict.fromkeys(str(o) for o in hit["opcode"] if o))
-        out.append({**place(hit.iloc[0], opcodes), label: value, "share": value / total})
+        opcodes = " ".join(dict.fromkeys(opcode[i] for i in members[key] if opcode[i]))
+        first = rows.iloc[members[key][0]]
+        out.append({**place(first, opcodes), label: value, "share": value / total})
     return out
 
 
@@ -149,15 +151,16 @@ def place(row: pd.Series, opcodes: str) -> dict[str, Any]:
 
 
 def kernel_locations(
-    reader: Callable[[Any], Any], refs: list[Any], criteria: Iterable[str], launches: int
+    reader: Callable[[Any, Any], Any], refs: list[Any], criteria: Iterable[str], launches: int
 ) -> dict[str, Any]:
     """The ``locations`` object of one kernel from its launches' :class:`SourceRef` ``refs``
-    (read with ``reader``, :func:`parsers.ncu.source_counters.read_instructions`)."""
-    from parsers.ncu.source_counters import by_line, conservation
+    (read with ``reader(ref, seen)``, :func:`parsers.ncu.source_counters.read_instructions`)."""
+    from parsers.ncu.source_counters import conservation
 
-    read = [reader(ref) for ref in refs[:MAX_LAUNCHES]]
+    seen: dict[int, Any] = {}  # the launches of one kernel share their code's disassembly
+    read = [reader(ref, seen) for ref in refs[:MAX_LAUNCHES]]
     rows = pd.concat([r.rows for r in read], ignore_index=True)
-    lines = by_line(rows)  # the count of source lines
+    with_line = rows[rows["line"] > 0]
     exact = all(a == b for r in read for a, b in conservation(r).values())
     has_lines = any(r.has_line_info for r in read)
     has_samples = any(r.has_stall_samples for r in read)
@@ -173,7 +176,7 @@ def kernel_locations(
         "launches_read": len(read),
         "launches": launches,
         "instructions": len(rows),
-        "lines": int((lines["line"] > 0).sum()) if len(lines) else 0,
+        "lines": len(set(zip(with_line["file"], with_line["line"], strict=True))),
         "conservation_exact": exact,
         "criteria": {c: top_locations(rows, c) for c in sorted(set(criteria)) if c in MEASURES},
         "stalls": top_stalls(rows),
@@ -188,7 +191,7 @@ def absent(reason: str = "instructions") -> dict[str, Any]:
 def attach(
     data: dict[str, Any],
     profile: Any,
-    reader: Callable[[Any], Any] | None = None,
+    reader: Callable[[Any, Any], Any] | None = None,
 ) -> None:
     """Add ``locations`` to every kernel of the analysis JSON ``data`` of a profile read from
     an Nsight Compute report (other inputs get no key: they carry no per-instruction data).

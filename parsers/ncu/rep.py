@@ -219,7 +219,7 @@ def _actions(
             action = _action(module, raw, kinds)
             if action is not None:
                 if has_source_counters(raw):
-                    sources[len(out)] = SourceRef(path, r, a, action.name)
+                    sources[len(out)] = SourceRef(path, r, a, action.name, (context, raw))
                 out.append(action)
     return out, sources
 

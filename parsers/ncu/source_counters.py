@@ -31,7 +31,6 @@ Columns of :func:`read_instructions` (one row per PC that has a value in any cou
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -74,6 +73,10 @@ class SourceRef:
     range_index: int
     action_index: int
     kernel: str  # the demangled kernel name (labels the entry function)
+    #: (the module's report context, its action object), kept from the first read: decoding
+    #: the action again costs more than reading its counters, and the action lives only as
+    #: long as its context.  None: looked up again through the path
+    handle: tuple[Any, Any] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -108,17 +111,29 @@ def additive_columns(rows: pd.DataFrame) -> list[str]:
     return [c for c in rows.columns if c in COUNTERS or c.startswith("stall_")]
 
 
-def read_instructions(ref: SourceRef) -> Instructions:
-    """The instruction rows of one launch (module docstring), read through ``ncu_report``."""
-    context = _load(ref.path)
-    action = context.range_by_idx(ref.range_index).action_by_idx(ref.action_index)
-    return instructions_of(action, ref.kernel)
+#: PC -> (SASS, file, line) of instructions already disassembled (shared by the launches of
+#: one kernel, whose code sits at the same PCs)
+Disassembly = dict[int, tuple[str, str, int]]
 
 
-def instructions_of(action: Any, kernel: str) -> Instructions:
+def read_instructions(ref: SourceRef, seen: Disassembly | None = None) -> Instructions:
+    """The instruction rows of one launch (module docstring), read through ``ncu_report``.
+    ``seen``: the SASS and lines of PCs read for another launch of the same kernel, reused
+    instead of disassembling them again (and extended with this launch's)."""
+    if ref.handle is not None:
+        action = ref.handle[1]
+    else:
+        context = _load(ref.path)
+        action = context.range_by_idx(ref.range_index).action_by_idx(ref.action_index)
+    return instructions_of(action, ref.kernel, seen)
+
+
+def instructions_of(action: Any, kernel: str, seen: Disassembly | None = None) -> Instructions:
     """:func:`read_instructions` of an ``ncu_report`` action already at hand."""
+    seen = {} if seen is None else seen
     columns: dict[str, dict[int, float]] = {}
     totals: dict[str, float] = {}
+    known_ids: dict[int, list[tuple[int, ...]]] = {}
     wanted = {**COUNTERS, **CODES}
     names = set(action.metric_names())
     for name in sorted(names):
@@ -130,9 +145,9 @@ def instructions_of(action: Any, kernel: str) -> Instructions:
         metric = action.metric_by_name(name)
         if metric is None or not metric.has_correlation_ids():
             continue
-        ids = metric.correlation_ids()
-        count = metric.num_instances()
-        columns[column] = {ids.as_uint64(i): float(metric.as_double(i)) for i in range(count)}
+        pcs_of = _pcs(metric, known_ids)
+        value = metric.as_double
+        columns[column] = dict(zip(pcs_of, (value(i) for i in range(len(pcs_of))), strict=True))
         if column not in CODES and metric.has_value():
             totals[column] = float(metric.as_double())
     pcs = sorted(set().union(*columns.values())) if columns else []
@@ -144,10 +159,17 @@ def instructions_of(action: Any, kernel: str) -> Instructions:
         index = starts.index(start) if start in starts else -1
         functions.append(kernel if index <= 0 else f"function@{start:#x}")
         offsets.append(pc - start)
-        sass.append(str(action.sass_by_pc(pc) or "").strip())
-        info = action.source_info(pc)
-        files.append(str(info.file_name() or "") if info is not None else "")
-        lines.append(int(info.line() or 0) if info is not None else 0)
+        if pc not in seen:
+            info = action.source_info(pc)
+            seen[pc] = (
+                str(action.sass_by_pc(pc) or "").strip(),
+                str(info.file_name() or "") if info is not None else "",
+                int(info.line() or 0) if info is not None else 0,
+            )
+        text, file, line = seen[pc]
+        sass.append(text)
+        files.append(file)
+        lines.append(line)
     frame["function"] = functions
     frame["pc"] = pcs
     frame["pc_offset"] = offsets
@@ -166,6 +188,21 @@ def instructions_of(action: Any, kernel: str) -> Instructions:
     rows["pc_offset"] = rows["pc_offset"].astype(np.int64)
     rows["line"] = rows["line"].astype(np.int64)
     return Instructions(rows=rows, totals=totals, source_files=_embedded(action))
+
+
+def _pcs(metric: Any, known: dict[int, list[tuple[int, ...]]]) -> tuple[int, ...]:
+    """The PCs (correlation ids) of an instanced metric.  The metrics of one group share their
+    ids, so a list already read whose first, middle and last ids match is reused (``known``:
+    instance count -> the lists read so far); else the ids are read one by one."""
+    ids = metric.correlation_ids()
+    count = metric.num_instances()
+    probes = sorted({0, count // 2, count - 1}) if count else []
+    for candidate in known.get(count, []):
+        if all(candidate[i] == ids.as_uint64(i) for i in probes):
+            return candidate
+    read = tuple(int(ids.as_uint64(i)) for i in range(count))
+    known.setdefault(count, []).append(read)
+    return read
 
 
 def opcode(sass: str) -> str:
@@ -237,9 +274,30 @@ def _start_of(pc: int, starts: list[int]) -> int:
     return max(before) if before else (min(starts) if starts else pc)
 
 
-@functools.lru_cache(maxsize=4)
-def _load(path: str) -> Any:
-    """The report loaded once per path (the module is imported only here, when asked)."""
-    from parsers.ncu.rep import load_quietly
+#: loaded reports by path, newest last (at most :data:`KEEP` kept)
+_LOADED: dict[str, Any] = {}
+KEEP = 4
 
-    return load_quietly(path)
+
+def remember(path: str, context: Any) -> None:
+    """Keep an ``ncu_report`` context loaded for :func:`read_instructions` of a
+    :class:`SourceRef` without a handle (the oldest of more than :data:`KEEP` is let go)."""
+    _LOADED.pop(path, None)
+    _LOADED[path] = context
+    while len(_LOADED) > KEEP:
+        _LOADED.pop(next(iter(_LOADED)))
+
+
+def forget() -> None:
+    """Let go of every loaded report (a benchmark measuring a cold read)."""
+    _LOADED.clear()
+
+
+def _load(path: str) -> Any:
+    """The report's context: the one the reader kept, else loaded again (the module is
+    imported only here, when asked)."""
+    if path not in _LOADED:
+        from parsers.ncu.rep import load_quietly
+
+        remember(path, load_quietly(path))
+    return _LOADED[path]
