@@ -73,6 +73,7 @@ from advisor.models.bsp.arch import (  # noqa: E402
     arch_factors,
     bound_parts,
 )
+from advisor.models.bsp.floor import Floor  # noqa: E402
 from advisor.models.bsp.profile import counts_from_profile, pick_kernel  # noqa: E402
 from advisor.models.timing import median_duration_by_row_ns  # noqa: E402
 
@@ -475,17 +476,22 @@ WITHIN_TARGET = 0.95
 ACROSS_TARGET = 0.90
 
 
-#: the forms compared: the paper's, the architecture form (Decision B1) and the roofline form
-#: (Decision B2) with each way of joining its parts
-FORM_COLUMNS = ("paper", "arch", "roofline-sum", "roofline-max", "roofline-smooth")
+#: the forms compared: the paper's, the per-kernel choice (Decision B3: ``auto`` as the code does
+#: it, roofline only where measured DRAM bytes make the kernel memory-bound on the calibration
+#: board; ``auto-counted`` the same rule on counted bytes too), the architecture form (Decision
+#: B1) and the roofline form (Decision B2) with each way of joining its parts.  Every column is
+#: raised to the predicted board's physical floor, as the code raises every form (Decision B3).
+FORM_COLUMNS = (
+    "paper", "auto", "auto-counted", "arch", "roofline-sum", "roofline-max", "roofline-smooth"
+)  # fmt: skip
 _COMBINE_OF = {
     "roofline-sum": COMBINE_SUM,
     "roofline-max": COMBINE_MAX,
     "roofline-smooth": COMBINE_SMOOTH,
 }
 #: the column of the code's default form and of its roofline form
-DEFAULT_COLUMN = DEFAULT_FORM if DEFAULT_FORM != "roofline" else f"roofline-{ROOFLINE_COMBINE}"
 ROOFLINE_COLUMN = f"roofline-{ROOFLINE_COMBINE}"
+DEFAULT_COLUMN = DEFAULT_FORM if DEFAULT_FORM != "roofline" else ROOFLINE_COLUMN
 
 
 @dataclass(frozen=True)
@@ -499,9 +505,34 @@ class PairPoint:
     parts_b: BoundParts  # roofline parts of the predicted point on b (λ = 1)
     measured_a: float  # s
     measured_b: float  # s
+    bytes_measured: bool = False  # the counts hold measured DRAM bytes (a profile's counters)
+
+    @property
+    def floor_b(self) -> float:
+        """The physical floor on b (s): instructions at peak issue rate, and measured DRAM
+        bytes at peak bandwidth when measured (advisor.models.bsp.floor, Decision B3)."""
+        memory = self.parts_b.memory_s if self.bytes_measured else float("nan")
+        return Floor(self.b.name, self.parts_b.compute_s, memory).seconds
+
+    def form_of(self, form: str) -> str:
+        """The column ``auto`` / ``auto-counted`` resolves to for this point; others as given."""
+        if form == "auto" and not self.bytes_measured:
+            return "arch"
+        if form in ("auto", "auto-counted"):
+            return ROOFLINE_COLUMN if self.parts_a.dominant == "memory" else "arch"
+        return form
 
     def ratio(self, form: str) -> float:
-        """Tk/Tm of this point in ``form`` (one of :data:`FORM_COLUMNS`)."""
+        """Tk/Tm of this point in ``form`` (one of :data:`FORM_COLUMNS`), raised to the floor."""
+        return max(self.model_ratio(form), self.floor_b / self.measured_b)
+
+    def raised(self, form: str) -> bool:
+        """Whether the floor raised this point's prediction in ``form``."""
+        return self.model_ratio(form) < self.floor_b / self.measured_b
+
+    def model_ratio(self, form: str) -> float:
+        """Tk/Tm of the form's own value, before the floor."""
+        form = self.form_of(form)
         if form == "paper":
             return self.paper
         if form == "arch":
@@ -543,6 +574,15 @@ class Split:
     def memory_bound(self) -> int:
         """Predicted points whose memory part dominates on the predicted board."""
         return sum(p.parts_b.dominant == "memory" for p in self.points)
+
+    def raised(self, form: str) -> int:
+        """Points the physical floor raised in ``form``."""
+        return sum(p.raised(form) for p in self.points)
+
+
+def _chosen(split: Split, form: str) -> int:
+    """Points of ``split`` that ``form`` (auto, auto-counted) carries in the roofline form."""
+    return sum(p.form_of(form) == ROOFLINE_COLUMN for p in split.points)
 
 
 def _eta(spec: DeviceSpec) -> float:
@@ -653,7 +693,7 @@ def bpnn_splits() -> list[Split]:
                         yield PairPoint(
                             spec_a, spec_b, unscaled_b / lam / measured_b,
                             bound_parts(counts, spec_a), bound_parts(counts, spec_b),
-                            measured_a, measured_b,
+                            measured_a, measured_b, counts.dram_bytes is not None,
                         )  # fmt: skip
 
     return _pair_splits("gpuperfpredict bpnn (9 boards, 57 sizes)", pairs())
@@ -703,6 +743,7 @@ def sgemm_splits() -> list[Split]:
         point = PairPoint(
             spec_a, spec_b, t_a * rp_a / rp_b / t_b,
             bound_parts(counts, spec_a), bound_parts(counts, spec_b), t_a, t_b,
+            counts.dram_bytes is not None,
         )  # fmt: skip
         pairs.append(point)
     return _pair_splits("SGEMM coalesced 1024³ (GTX 1660 SUPER, A10G)", pairs)
@@ -725,6 +766,9 @@ def render_splits(found: list[Split]) -> str:
         "== leave-one-out splits: one calibration run, every other board predicted",
         "   (paper: one λ; arch: λ = λ_app · η_arch, docs/bsp.md Decision B1; roofline-sum:",
         "   (C + M) / λ_app, -max: max(C, M) / λ_app, -smooth: (C² + M²)^½ / λ_app, Decision B2;",
+        "   auto: roofline-smooth where measured DRAM bytes make the kernel memory-bound on the",
+        "   calibration board, else arch; auto-counted: the same on counted bytes; Decision B3;",
+        "   every form raised to the predicted board's physical floor;",
         f"   the code's default: {DEFAULT_COLUMN}, its roofline form: {ROOFLINE_COLUMN})",
     ]
     for s in found:
@@ -734,6 +778,10 @@ def render_splits(found: list[Split]) -> str:
             *[_stats_line(f"{form} form", stats(s.ratios(form))) for form in FORM_COLUMNS],
             f"    -> {DEFAULT_COLUMN} form {'meets' if s.met() else 'does NOT meet'} the target; "
             + ", ".join(f"{form} {100 * s.share(form):.1f} %" for form in FORM_COLUMNS),
+            "    raised to the physical floor: "
+            + ", ".join(f"{form} {s.raised(form)}" for form in FORM_COLUMNS)
+            + f"; roofline chosen by auto on {_chosen(s, 'auto')}, by auto-counted on "
+            f"{_chosen(s, 'auto-counted')} of {len(s.points)} points",
         ]
     best, means = best_form(found)
     best_roofline, _ = best_form(found, tuple(_COMBINE_OF))

@@ -239,9 +239,7 @@ def _on_other_gpus(
                 model_ms=tuple(model),
             )
         )
-    return replace(
-        view, other_gpus=tuple(others), eta_arch=home.eta, form_choice=tuple(choice)
-    )
+    return replace(view, other_gpus=tuple(others), eta_arch=home.eta, form_choice=tuple(choice))
 
 
 def _form_of(counts: bsp.ThreadCounts, device: DeviceSpec) -> tuple[str, str]:
