@@ -4,16 +4,29 @@ hand-computed values by parsing the HTML; escaping, determinism and bad descript
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
+from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
+from advisor import pipeline
 from advisor.cli import main
+from advisor.devices.database import DeviceSpec, all_devices, find_device
 from advisor.models import bsp
+from advisor.models.bsp.floor import floor_ns
 from advisor.render import report as render
 from advisor.render.templating import fmt_duration_ms, fmt_quantity
-from advisor.report.predictions import base_name, match_app_kernel
+from advisor.report import predictions as predictions_module
+from advisor.report.predictions import (
+    BspPrediction,
+    ModelInputs,
+    base_name,
+    build_predictions,
+    match_app_kernel,
+)
 from tests.render.test_report_html import EVIL_KERNEL, _parse
 
 NAIVE = "transposeNaive(float*, const float*, int, int)"
@@ -199,3 +212,89 @@ def test_kernel_table_headers_are_short_with_full_names() -> None:
     assert (
         render.fmt_ms_value(858_304.0) == "0.858" and render.fmt_ms_value(23_031_000.0) == "23.03"
     )
+
+
+# --------------------------------------------------------------------------------------------
+# the physical floor (docs/bsp.md Decision B3): no prediction of the report under it
+
+RELU_V3 = "cranberryyan/Elementwise/build/app/elementwise_relu_v3.ncu-rep"
+
+
+def predictions_under_floor(view: BspPrediction, device: DeviceSpec) -> list[str]:
+    """Every BSP prediction of ``view`` (on the report's GPU and on each --predict-gpu GPU)
+    that is under its floor, recomputed from the kernel's counts with ``floor_ns``."""
+    counts = {k.kernel: k.counts for k in view.kernels if k.counts is not None}
+    under = [
+        f"{k.kernel} on {device.name}: {k.predicted_ms} ms"
+        for k in view.kernels
+        if k.counts is not None and k.predicted_ms * 1e6 < floor_ns(k.counts, device) * (1 - 1e-12)
+    ]
+    for o in view.other_gpus:
+        gpu = find_device(o.gpu)
+        under += [
+            f"{name} on {o.gpu}: {ms} ms"
+            for _, name, ms in o.predicted_ms
+            if ms * 1e6 < floor_ns(counts[name], gpu) * (1 - 1e-12)
+        ]
+    return under
+
+
+def _build(path: Path, monkeypatch: pytest.MonkeyPatch, form: str) -> tuple[BspPrediction, Any]:
+    """The report's BSP predictions of ``path`` on every database GPU, carried in ``form``."""
+    monkeypatch.setattr(predictions_module, "DEFAULT_FORM", form)
+    profile = pipeline.read((str(path),))
+    launches = profile.launches
+    kernels = [
+        {"name": name, "duration_ns": float(rows["duration_ns"].sum()), "launches": len(rows)}
+        for name, rows in launches.groupby("name", sort=True)
+    ]
+    device = find_device(str(launches["device"].dropna().iloc[0]))
+    inputs = ModelInputs(device=device, predict_gpus=all_devices())
+    view = build_predictions(profile, kernels, inputs).bsp
+    assert view is not None and view.other_gpus
+    return view, device
+
+
+@pytest.mark.parametrize("form", ["auto", "arch", "roofline", "paper"])
+def test_no_report_prediction_under_its_floor(
+    tuning_families: Path, monkeypatch: pytest.MonkeyPatch, form: str
+) -> None:
+    view, device = _build(tuning_families / RELU_V3, monkeypatch, form)
+    assert len(view.other_gpus) == len(all_devices())
+    assert predictions_under_floor(view, device) == []
+    raised = {o.gpu for o in view.other_gpus for _, limiter in o.raised if limiter}
+    if form == "arch":  # the arch form alone put the RTX 4090 under its memory part
+        assert "NVIDIA GeForce RTX 4090" in raised
+    if form == "auto":  # memory-bound by its measured DRAM bytes on the RTX 3080
+        assert [f for _, f, _ in view.form_choice] == ["roofline"]
+
+
+def test_report_predict_gpu_default_form_and_floor(
+    tuning_families: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = str(tuning_families / RELU_V3)
+    js, md, html = tmp_path / "r.json", tmp_path / "r.md", tmp_path / "r.html"
+    gpus = "H100 PCIe,RTX 4090,A100-SXM4-40GB"
+    args = ["report", path, "--json", str(js), "--markdown", str(md), "-o", str(html)]
+    result = CliRunner().invoke(main, [*args, "--predict-gpu", gpus, "-q"])
+    assert result.exit_code == 0, result.output
+    other = {o["gpu"]: o["kernels"][0] for o in json.loads(js.read_text("utf-8"))["bsp_other_gpus"]}
+    assert all(k["form"] == "roofline" for k in other.values())
+    assert other["NVIDIA H100 PCIe"]["form_reason"].startswith("roofline form: memory-bound")
+    assert all(k["predicted_ms"] >= k["floor_ms"] for k in other.values())
+    # twice the bandwidth of the RTX 4090: not predicted slower
+    h100, rtx4090 = other["NVIDIA H100 PCIe"], other["NVIDIA GeForce RTX 4090"]
+    assert h100["predicted_ms"] < rtx4090["predicted_ms"]
+    assert "(memory, roofline form)" in md.read_text("utf-8")
+    assert ">roofline</span>" in html.read_text("utf-8")
+    # carried in the arch form, the RTX 4090 is raised to its memory part, and says so
+    monkeypatch.setattr(predictions_module, "DEFAULT_FORM", "arch")
+    result = CliRunner().invoke(main, [*args, "--predict-gpu", gpus, "-q"])
+    assert result.exit_code == 0, result.output
+    other = {o["gpu"]: o["kernels"][0] for o in json.loads(js.read_text("utf-8"))["bsp_other_gpus"]}
+    raised = other["NVIDIA GeForce RTX 4090"]
+    assert raised["raised_to_floor"] == "memory" and raised["model_ms"] < raised["floor_ms"]
+    assert raised["predicted_ms"] == raised["floor_ms"]
+    assert other["NVIDIA H100 PCIe"]["raised_to_floor"] is None
+    assert "(memory, arch form, raised to the memory floor)" in md.read_text("utf-8")
+    assert "raised to the memory floor" in html.read_text("utf-8")
