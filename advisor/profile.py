@@ -88,8 +88,8 @@ class Profile:
             first_drop = next(n for n in notes if values.is_drop_note(n))
             raise NoKernelData(
                 path,
-                "no usable kernel data: every kernel row has an infinite or negative time or "
-                f"size ({first_drop.removeprefix(path + ': ')})",
+                "no usable kernel data: every kernel row has an infinite, negative or "
+                f"implausible value ({first_drop.removeprefix(path + ': ')})",
             )
         known = {n for p in self.provenance for n in p.notes}  # a merge checks rows again
         notes = [n for n in dict.fromkeys(notes) if n not in known]

@@ -2,12 +2,15 @@
 :class:`advisor.profile.Profile` (its constructor calls :func:`checked_frames`), so no analysis,
 chart or writer ever sees them.
 
-* **Times and sizes.**  A row whose time or size is infinite (``1e309``, ``inf``) or negative
-  cannot be placed on a timeline or summed: it is dropped, with a note naming the file, the
-  table's row (1-based, in the reader's order) and the value (``trace.csv: kernel launch row 3
-  (k): duration inf: dropped``).  The first :data:`NOTED_ROWS` rows get a note each, the rest
-  one count.  The metrics and rule rows of a dropped launch go with it.  A trace row with a
-  start but no duration (an empty or ``nan`` cell) keeps its place as a launch without a time
+* **Times and sizes.** A row whose time or size is infinite (``1e309``, ``inf``) or negative
+  cannot be placed on a timeline or summed, nor can one beyond its plausibility range
+  (:mod:`advisor.plausible`: a duration above a day, a start more than a year into the profile,
+  a size above a petabyte, a grid or block dimension or a register count CUDA does not allow):
+  it is dropped, with a note naming the file, the table's row (1-based, in the reader's order)
+  and the value (``trace.csv: kernel launch row 3 (k): duration inf: dropped``, ``... duration
+  1e+20 ns outside [0, 8.64e+13]: dropped``). The first :data:`NOTED_ROWS` rows get a note each,
+  the rest one count. The metrics and rule rows of a dropped launch go with it. A trace row with
+  a start but no duration (an empty or ``nan`` cell) keeps its place as a launch without a time
   (the schema's missing value: the launch counts, its time is unknown, nothing sums or draws
   it), with a note naming the first such row.
 * **Text.**  A string that cannot be written as UTF-8 (lone surrogates: a damaged report's
@@ -29,14 +32,33 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from advisor import plausible
+from advisor.plausible import Range
+
 #: rows noted one by one; further dropped rows are counted in one note
 NOTED_ROWS = 5
 
 #: how every note on dropped rows ends (:func:`is_drop_note`)
 DROPPED = ": dropped"
-#: table -> (what one row is, the columns holding a time or a size that must be finite, >= 0)
+#: table -> (what one row is, the columns holding a time or a size that must be finite, >= 0
+#: and within its range: :data:`RANGES`)
 CHECKED: dict[str, tuple[str, tuple[str, ...]]] = {
-    "launches": ("kernel launch", ("start_ns", "duration_ns")),
+    "launches": (
+        "kernel launch",
+        (
+            "start_ns",
+            "duration_ns",
+            "grid_x",
+            "grid_y",
+            "grid_z",
+            "block_x",
+            "block_y",
+            "block_z",
+            "registers_per_thread",
+            "static_shared_bytes",
+            "dynamic_shared_bytes",
+        ),
+    ),
     "transfers": ("transfer", ("start_ns", "duration_ns", "bytes")),
     "api_calls": ("API call", ("start_ns", "duration_ns")),
     "kernel_summary": (
@@ -58,6 +80,27 @@ CHECKED: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "api_summary": ("API summary", ("total_ns", "avg_ns", "min_ns", "max_ns", "median_ns")),
 }
+#: the plausibility range of a checked column (:mod:`advisor.plausible`); by its name otherwise:
+#: ``*_ns`` a duration (:data:`advisor.plausible.TIME_NS`), ``*bytes*`` a size
+RANGES: dict[str, Range] = {
+    "start_ns": plausible.TIMESTAMP_NS,
+    "grid_x": plausible.GRID,
+    "grid_y": plausible.GRID,
+    "grid_z": plausible.GRID,
+    "block_x": plausible.BLOCK,
+    "block_y": plausible.BLOCK,
+    "block_z": plausible.BLOCK,
+    "registers_per_thread": plausible.REGISTERS,
+}
+
+
+def column_range(column: str) -> Range:
+    """The plausibility range of a checked column."""
+    if column in RANGES:
+        return RANGES[column]
+    return plausible.BYTES if "bytes" in column else plausible.TIME_NS
+
+
 #: tables of timed rows (a row with a start but no duration is noted)
 TRACES = ("launches", "transfers", "api_calls")
 #: the column that names a row in a note
@@ -160,9 +203,12 @@ def _invalid_rows(
     bad = np.zeros(len(frame), dtype=bool)
     reasons: list[tuple[str, np.ndarray]] = []
     for column in columns:
+        if column not in frame.columns:
+            continue
         values = frame[column].to_numpy(dtype=np.float64, na_value=np.nan)
+        bounds = column_range(column)
         with np.errstate(invalid="ignore"):
-            wrong = np.isinf(values) | (values < 0)
+            wrong = np.isinf(values) | (values < 0) | (values > bounds.hi)
         if wrong.any():
             bad |= wrong
             reasons.append((column, values))
@@ -185,13 +231,13 @@ def _row_notes(
         found = [
             f"{_field(column)} {_value(column, values[row])}"
             for column, values in reasons
-            if _wrong(values[row])
+            if _wrong(column, values[row])
         ]
         notes.append(f"{path}: {what} row {row + 1}{named}: {', '.join(found)}{DROPPED}")
     if len(rows) > NOTED_ROWS:
         notes.append(
-            f"{path}: {len(rows) - NOTED_ROWS:,} more {what} rows with an infinite or negative "
-            f"time or size{DROPPED}"
+            f"{path}: {len(rows) - NOTED_ROWS:,} more {what} rows with an infinite, negative or "
+            f"implausible value{DROPPED}"
         )
     return notes
 
@@ -220,8 +266,8 @@ def is_drop_note(note: str) -> bool:
     return note.endswith(DROPPED)
 
 
-def _wrong(value: float) -> bool:
-    return math.isinf(value) or value < 0
+def _wrong(column: str, value: float) -> bool:
+    return math.isinf(value) or value < 0 or value > column_range(column).hi
 
 
 def _field(column: str) -> str:
@@ -235,4 +281,6 @@ def _value(column: str, value: float) -> str:
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
     unit = " ns" if column.endswith("_ns") else " B" if "bytes" in column else ""
-    return f"{value:g}{unit}"
+    bounds = column_range(column)
+    beyond = f" outside {bounds.text()}" if value > bounds.hi else ""
+    return f"{value:g}{unit}{beyond}"

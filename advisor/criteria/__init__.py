@@ -26,7 +26,13 @@ from typing import Any
 
 import pandas as pd
 
+from advisor.communication import (
+    NOT_APPLICABLE_NOTE,
+    NOT_FOR_COMMUNICATION,
+    communication_kernels,
+)
 from advisor.criteria.engine.analysis import (
+    NOT_APPLICABLE,
     Analysis,
     ApplicationAnalysis,
     CriterionResult,
@@ -127,7 +133,8 @@ def evaluate(
     total_ns = sum(k.duration_ns for k in kernels if k.duration_ns is not None)
     total_ns += folded.duration_ns if folded is not None else 0.0
     rules = _rules_by_kernel(scored)
-    analyses = [_kernel(k, ctx, specs, app_results, total_ns, rules) for k in kernels]
+    comm = communication_kernels(profile)
+    analyses = [_kernel(k, ctx, specs, app_results, total_ns, rules, comm) for k in kernels]
     analyses.sort(key=lambda a: (-(a.duration_ns or 0.0), a.name))
     return Analysis(
         inputs=tuple(_input(p) for p in profile.provenance),
@@ -140,7 +147,7 @@ def evaluate(
 
 
 def _dropped_rows(profile: Profile) -> list[str]:
-    """The readers' notes on rows dropped for an infinite or negative time or size."""
+    """The readers' notes on rows dropped for an infinite, negative or implausible value."""
     return [n for p in profile.provenance for n in p.notes if is_drop_note(n)]
 
 
@@ -162,11 +169,19 @@ def _kernel(
     app_results: Mapping[str, CriterionResult],
     total_ns: float,
     rules: Mapping[str, pd.DataFrame],
+    communication: frozenset[str] = frozenset(),
 ) -> KernelAnalysis:
     """Every criterion in paper order (the application's results as they are, the kernel's
-    evaluated); the hints of the kernel-scope ones."""
+    evaluated; the launch-configuration and occupancy ones not applicable to a communication
+    kernel, :mod:`advisor.communication`); the hints of the kernel-scope ones."""
+    comm = kernel.name in communication
     results = [
-        app_results[s.name] if s.scope == APPLICATION else s.evaluate(kernel, ctx) for s in specs
+        app_results[s.name]
+        if s.scope == APPLICATION
+        else _not_for_communication(s.name)
+        if comm and s.name in NOT_FOR_COMMUNICATION
+        else s.evaluate(kernel, ctx)
+        for s in specs
     ]
     share = kernel.duration_ns / total_ns if kernel.duration_ns is not None and total_ns else None
     throughputs = _throughputs(kernel, ctx)
@@ -189,6 +204,11 @@ def _kernel(
         hints=rank(hints),
         ncu_rules=ncu_rules(rules.get(kernel.name)),
     )
+
+
+def _not_for_communication(name: str) -> CriterionResult:
+    """A launch-configuration or occupancy criterion of a communication kernel: n/a, and why."""
+    return CriterionResult(name=name, status=NOT_APPLICABLE, notes=(NOT_APPLICABLE_NOTE,))
 
 
 def _throughputs(kernel: KernelData, ctx: Context) -> Throughputs:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from advisor import jsonfile, sideinputs
+from advisor import jsonfile, plausible, sideinputs
 from advisor.devices.database import DeviceSpec, all_devices, compute_capability_facts, find_device
 from advisor.errors import MalformedInput, UsageError
 
@@ -27,6 +27,22 @@ REQUIRED_FIELDS: Mapping[str, tuple[str, ...]] = {
     "divergence": ("ways", "uniform_fma", "divergent_fma", "ns", "efficiency"),
 }
 _STRING_FIELDS = {"class", "level", "op"}
+#: the plausibility range of each numeric field (:mod:`advisor.plausible`); a count otherwise
+FIELD_RANGES: Mapping[str, plausible.Range] = {
+    "ns": plausible.TIME_NS,
+    "bytes": plausible.BYTES,
+    "bytes_in_flight": plausible.BYTES,
+    "efficiency": plausible.FRACTION,
+    "ways": plausible.Range(0.0, 1024.0),  # bank-conflict or divergence ways (at most 32)
+}
+#: the plausibility range of the device record's numbers, where given
+DEVICE_RANGES: Mapping[str, plausible.Range] = {
+    "clock_khz": plausible.Range(0.0, plausible.CLOCK_HZ.hi / 1e3, lo_open=True),
+    "memory_clock_khz": plausible.Range(0.0, plausible.CLOCK_HZ.hi / 1e3, lo_open=True),
+    "memory_bus_width_bits": plausible.Range(0.0, 65536.0, lo_open=True),
+    "sm_count": plausible.UNITS,
+    "l2_bytes": plausible.BYTES,
+}
 #: an SM clock this far from the database's earns a note (as CLOCK_NOTE_FRAC in devices)
 CLOCK_NOTE_FRAC = 0.05
 
@@ -68,7 +84,7 @@ def _from_document(data: dict[str, Any], path: str) -> RawRun:
     command = data.get("command", [])
     if not isinstance(command, list) or not all(isinstance(c, str) for c in command):
         raise MalformedInput(path, '"command" must be a list of strings')
-    checked = [_sample(s, path, None) for s in samples]
+    checked = [_sample(s, path, None, f"samples[{i}].") for i, s in enumerate(samples)]
     return RawRun(_device(device, path), tuple(checked), tuple(command), path)
 
 
@@ -106,10 +122,16 @@ def _device(record: dict[str, Any], path: str) -> dict[str, Any]:
     for key in ("name", "compute_capability"):
         if not isinstance(record.get(key), str) or not record[key]:
             raise MalformedInput(path, f"the device record needs a string {key!r}")
+    for key, bounds in DEVICE_RANGES.items():
+        value = record.get(key)
+        if _number(value) and not bounds.holds(value):
+            raise MalformedInput(path, f"device.{key}: {bounds.outside(value)}")
     return record
 
 
-def _sample(record: Any, path: str, line: int | None) -> Mapping[str, Any]:
+def _sample(record: Any, path: str, line: int | None, where: str = "") -> Mapping[str, Any]:
+    """``record`` checked: its bench's fields present, strings or non-negative numbers within
+    their plausibility ranges (``where``: the sample's key path in a document)."""
     if not isinstance(record, dict) or not isinstance(record.get("bench"), str):
         raise MalformedInput(path, 'every sample must be an object with a "bench" name', line=line)
     for field in REQUIRED_FIELDS.get(record["bench"], ()):
@@ -119,7 +141,15 @@ def _sample(record: Any, path: str, line: int | None) -> Mapping[str, Any]:
             raise MalformedInput(
                 path, f"{record['bench']} sample: {field!r} missing or invalid ({value!r})", line
             )
+        bounds = FIELD_RANGES.get(field, plausible.COUNT)
+        if field not in _STRING_FIELDS and not bounds.holds(value):
+            key = f"{where}{field}" if where else f"{record['bench']} sample: {field}"
+            raise MalformedInput(path, f"{key}: {bounds.outside(value)}", line)
     return record
+
+
+def _number(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)
 
 
 def _non_negative_number(value: Any) -> bool:
