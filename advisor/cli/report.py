@@ -62,6 +62,13 @@ from advisor.report.predictions import ModelInputs, other_gpus_json
     "from the profile, no timeline, no kernel estimate) instead of exiting with code 4; a note "
     "names each condition left unchecked.",
 )
+@click.option(
+    "--sarif",
+    "sarif_path",
+    type=options.OUTPUT_PATH,
+    help="Write the hints as a SARIF 2.1.0 log (GitHub code scanning): one result per hint at "
+    "the source line of its waste, where the profile has per-instruction data (docs/locations.md).",
+)
 # -- batch mode and progress (docs/batch.md) --
 @click.option(
     "--per-file",
@@ -124,12 +131,15 @@ def report_cmd(
     app_size: float | None = None,
     kernels_path: str | None = None,
     predict_gpus: tuple[str, ...] = (),
+    sarif_path: str | None = None,
 ) -> None:
     """Score every kernel of the FILEs (one application run) on every optimization criterion
     (docs/criteria.md) and write the report as HTML (-o), Markdown (--markdown) and/or JSON (--json).
 
     With --per-file, every profile in the FILE folders gets its own report, plus an index."""
-    options.require_output("report", html_path, markdown_path, json_path, files=not per_file)
+    _check_sarif(sarif_path, per_file, html_path, markdown_path, json_path)
+    if sarif_path is None or any(out is not None for out in (html_path, markdown_path, json_path)):
+        options.require_output("report", html_path, markdown_path, json_path, files=not per_file)
     conditions = [gates.parse(expr) for expr in fail_if]
     models = _model_inputs(app_path, app_size, kernels_path, per_file, predict_gpus)
     if per_file:
@@ -140,9 +150,9 @@ def report_cmd(
         settings = batch.Settings(device, speedup_form, fail_if, *outs, allow_missing=allow_missing)
         code = cli_batch.report_folder(files, settings, jobs or cli_batch.default_jobs(), quiet)
         raise click.exceptions.Exit(code)
-    _check_single(files, jobs, html_path, markdown_path, json_path)
+    _check_single(files, jobs, html_path, markdown_path, json_path, sarif_path)
     inputs = options.run_inputs(files, app_path, kernels_path, device)
-    refuse_inputs((html_path, markdown_path, json_path), inputs)
+    refuse_inputs((html_path, markdown_path, json_path, sarif_path), inputs)
     renders = sum(out is not None for out in (html_path, markdown_path))
     bar = progress.for_inputs(files, len(files) + 1 + renders + (renders > 0), quiet)
     run = pipeline.analyse(
@@ -164,6 +174,12 @@ def report_cmd(
             data = {**data, "bsp_other_gpus": other_gpus_json(built.predictions)}
         write_atomic(json_path, pipeline.json_text(data), inputs=inputs)
         options.say(quiet, f"wrote {json_path}: {kernels} kernels, {hints} hints")
+    if sarif_path is not None:
+        from advisor.report.sarif import sarif_log
+
+        log = sarif_log(run.data)
+        write_atomic(sarif_path, pipeline.json_text(log), inputs=inputs)
+        options.say(quiet, f"wrote {sarif_path}: {len(log['runs'][0]['results'])} results")
     if html_path is not None or markdown_path is not None:
         from advisor.render import report as render  # not loaded for --json alone
 
@@ -228,6 +244,22 @@ def _model_inputs(
     return ModelInputs(
         app=app, app_size=app_size, kernel_description=description, predict_gpus=gpus
     )
+
+
+def _check_sarif(sarif_path: str | None, per_file: bool, *others: str | None) -> None:
+    """``--sarif`` names one file, not a folder of a ``--per-file`` run nor another output
+    (exit 2)."""
+    if sarif_path is None:
+        return
+    if per_file:
+        raise UsageError(
+            "report: --sarif writes one log for one run; it does not go with --per-file"
+        )
+    for other in others:
+        if other is not None and os.path.realpath(other) == os.path.realpath(sarif_path):
+            raise UsageError(
+                f"{sarif_path}: named for --sarif and for another output; give each its own file"
+            )
 
 
 def _check_single(files: tuple[str, ...], jobs: int | None, *outputs: str | None) -> None:
