@@ -20,6 +20,7 @@ import numpy as np
 __all__ = [
     "GAIN_THRESHOLD",
     "WITHIN",
+    "BoundSummary",
     "Summary",
     "bounds_share",
     "error_factor",
@@ -27,6 +28,8 @@ __all__ = [
     "sign_agreement",
     "spearman",
     "summarize",
+    "summarize_bounds",
+    "within_bound",
 ]
 
 #: a predicted or measured speedup above this is a "gain" for :func:`sign_agreement`
@@ -121,6 +124,41 @@ def bounds_share(overall: Sequence[float], measured: Sequence[float]) -> float |
     if not overall:
         return None
     return sum(o >= m for o, m in zip(overall, measured, strict=True)) / len(overall)
+
+
+def within_bound(bound: float | None, measured: float | None) -> bool | None:
+    """Whether a measured speedup stays within an upper bound (``measured <= bound``), such as
+    a kernel's roofline headroom (1 / its throughput fraction of peak).
+
+    A bound is not a prediction: a step may use any part of the headroom, so the only check is
+    whether the measured gain stayed inside it; no error factor is computed.  ``None`` when a
+    side is missing, not positive or not finite."""
+    if bound is None or measured is None or not (_valid(bound) and _valid(measured)):
+        return None
+    return measured <= bound
+
+
+@dataclass(frozen=True)
+class BoundSummary:
+    """Upper bounds set against measured speedups over ``n`` steps (:func:`within_bound`):
+    ``within`` of them stayed inside their bound; ``dropped`` pairs had a side missing, not
+    positive or not finite."""
+
+    n: int
+    within: int
+    dropped: int = 0
+
+    @property
+    def share(self) -> float | None:
+        """within / n; None with no step."""
+        return self.within / self.n if self.n else None
+
+
+def summarize_bounds(pairs: Iterable[tuple[float | None, float | None]]) -> BoundSummary:
+    """The :class:`BoundSummary` of ``(bound, measured)`` pairs."""
+    checked = [within_bound(b, m) for b, m in pairs]
+    kept = [c for c in checked if c is not None]
+    return BoundSummary(n=len(kept), within=sum(kept), dropped=len(checked) - len(kept))
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from advisor.report.compare import (
     pair_display,
 )
 from advisor.report.matching import EXACT, MATCH_METHODS, MatchedPair
-from advisor.validation import Summary
+from advisor.validation import BoundSummary, Summary
 
 #: kernels given a grouped criteria chart
 CHART_KERNELS = 10
@@ -37,19 +37,24 @@ CHECK_SUMMARY_COLUMNS = (
     "median error factor",
     "within ±25 %",
     "sign agreement",
-    "overall ≥ measured",
+    "measured within the bound",
 )
+#: the two rows of that table: the addressed criterion's prediction, the roofline headroom bound
+ADDRESSED_ROW = "addressed criterion (prediction)"
+BOUND_ROW = "roofline headroom (upper bound)"
 #: what the first version shows in place of its speedup versus itself
 BASELINE = "baseline"
 #: how kernels are matched, for the HTML and the Markdown
 MATCHING_NOTE = (
-    "Kernels are matched for each pair of consecutive versions, in five stages: forced "
+    "Kernels are matched for each pair of consecutive versions, in six stages: forced "
     "(--match OLD=NEW), exact (the same name), base name (the same name without return type, "
     "template arguments and parameter list, mangled names demangled), operator (PyTorch "
-    "profiler traces: the only remaining kernel launched by the same PyTorch operators), then "
+    "profiler traces: the only remaining kernel launched by the same PyTorch operators), "
     "order+config (the remaining kernels in launch order where the grid size in blocks and the "
     "block size in threads of their first launches agree; needs the profiles, not saved "
-    "analyses). A kernel no stage matched has no speedup; pair it with --match OLD=NEW."
+    "analyses), then last left (the one kernel each version still has unmatched, say a kernel "
+    "renamed and launched with another grid). A kernel no stage matched has no speedup; pair it "
+    "with --match OLD=NEW."
 )
 #: under the operator table of two or more PyTorch profiler traces
 OPERATORS_NOTE = (
@@ -62,12 +67,14 @@ MATCH_SUMMARY_COLUMNS = (*MATCH_METHODS, "only in from", "only in to")
 #: the columns of the scored ledger's kernel table, after "kernel" and "from → to"
 CHECK_KERNEL_COLUMNS = (
     "measured",
-    "overall predicted",
-    "error factor",
+    "roofline headroom (bound)",
+    "measured within the bound",
     "addressed criterion",
     "predicted",
     "error factor",
 )
+#: a step whose time changed although no criterion rose: the kernel table's criterion cell
+NO_CRITERION_ROSE = "none rose (see what changed)"
 
 
 def fmt_factor(value: float | None) -> str:
@@ -80,8 +87,8 @@ def fmt_share(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.0f} %"
 
 
-def summary_cells(summary: Summary, bounds: float | None, with_bounds: bool) -> list[str]:
-    """The :data:`CHECK_SUMMARY_COLUMNS` cells of one prediction's summary."""
+def summary_cells(summary: Summary) -> list[str]:
+    """The :data:`CHECK_SUMMARY_COLUMNS` cells of the addressed criterion's predictions."""
     sign = (
         f"{summary.sign_agree}/{summary.sign_counted} ({fmt_share(summary.sign_share)})"
         if summary.sign_counted
@@ -92,15 +99,44 @@ def summary_cells(summary: Summary, bounds: float | None, with_bounds: bool) -> 
         fmt_factor(summary.median_error_factor),
         fmt_share(summary.within_25),
         sign,
-        fmt_share(bounds) if with_bounds else "—",
+        "—",
     ]
 
 
+def bound_cells(bounds: BoundSummary) -> list[str]:
+    """The :data:`CHECK_SUMMARY_COLUMNS` cells of the roofline headroom: a bound, so no error
+    factor, tolerance or sign, only how many measured speedups stayed within it."""
+    within = f"{bounds.within}/{bounds.n} ({fmt_share(bounds.share)})" if bounds.n else "n/a"
+    return [str(bounds.n), "—", "—", "—", within]
+
+
 def summary_rows(check: PairCheck) -> list[tuple[str, list[str]]]:
-    """(prediction, cells) for the overall and the addressed prediction of a version pair."""
+    """(row label, cells) for the addressed criterion's prediction and the roofline headroom
+    bound of a version pair."""
     return [
-        ("overall potential", summary_cells(check.overall, check.bounds_share, True)),
-        ("addressed criterion", summary_cells(check.addressed, None, False)),
+        (ADDRESSED_ROW, summary_cells(check.addressed)),
+        (BOUND_ROW, bound_cells(check.overall)),
+    ]
+
+
+def yes_no(value: bool | None) -> str:
+    return "n/a" if value is None else "yes" if value else "no"
+
+
+def changed_kernels(comparison: Comparison) -> list[tuple[str, str, str, tuple[str, ...]]]:
+    """(``from → to``, full name, display name, what changed) of every matched kernel whose time
+    changed although no criterion rose (:func:`advisor.report.compare.what_changed`), the first
+    :data:`COMPARE_KERNELS` of each version pair."""
+    return [
+        (
+            f"{check.from_version} → {check.to_version}",
+            pair_display(k.kernel, k.to_kernel, short=False),
+            k.display_name,
+            (f"measured {fmt_factor(k.measured_speedup)}", *k.changes),
+        )
+        for check in comparison.checks
+        for k in check.kernels[:COMPARE_KERNELS]
+        if k.changes
     ]
 
 
@@ -113,9 +149,9 @@ def kernel_cells(check: PairCheck) -> list[tuple[str, str, list[str]]]:
             k.display_name,
             [
                 fmt_factor(k.measured_speedup),
-                fmt_factor(k.overall_predicted),
-                fmt_factor(k.overall_error),
-                k.addressed or "none",
+                fmt_factor(k.overall_bound),
+                yes_no(k.within_bound),
+                k.addressed or (NO_CRITERION_ROSE if k.changes else "none"),
                 fmt_factor(k.addressed_predicted),
                 fmt_factor(k.addressed_error),
             ],
@@ -183,6 +219,8 @@ def html(comparison: Comparison) -> str:
             match_columns=MATCH_SUMMARY_COLUMNS,
             summary_rows=summary_rows,
             kernel_cells=kernel_cells,
+            changed=changed_kernels(comparison),
+            no_rise=no_rise,
             vs_first_cell=vs_first_cell,
             total_cells=total_cells,
             match_summary_cells=match_summary_cells,
@@ -242,9 +280,29 @@ def markdown(comparison: Comparison) -> str:
             f"{fmt_x(e.predicted_speedup)} | {fmt_x(e.measured_speedup)} |"
             for e in comparison.ledger
         ]
+    changed = changed_kernels(comparison)
+    if not comparison.ledger and comparison.checks:
+        lines += ["", no_rise(bool(changed))]
+    if changed:
+        lines += ["", "### What changed where no criterion rose", ""]
+        lines += [
+            f"- {md_escape(display)} ({md_escape(pair)}): " + "; ".join(changes)
+            for pair, _, display, changes in changed
+        ]
     if comparison.checks:
         lines += _md_checks(comparison.checks)
     return ("\n".join(lines) + "\n")[:MARKDOWN_MAX_CHARS]
+
+
+def no_rise(changed: bool) -> str:
+    """The line in place of an empty prediction ledger."""
+    tail = (
+        "; the kernels whose time changed list what did change"
+        if changed
+        else "; no matched kernel's time changed by 10 % or more"
+    )
+    rise = fmt_num(IMPROVED_MIN_DELTA)
+    return f"No criterion's value rose by {rise} or more between versions{tail}."
 
 
 def _md_track_table(
@@ -351,7 +409,7 @@ def _md_checks(checks: tuple[PairCheck, ...]) -> list[str]:
     lines += [
         "",
         "| kernel | from → to | " + " | ".join(CHECK_KERNEL_COLUMNS) + " |",
-        "|---|---|---:|---:|---:|---|---:|---:|",
+        "|---|---|---:|---:|---|---|---:|---:|",
     ]
     for check in checks:
         pair = f"{md_escape(check.from_version)} → {md_escape(check.to_version)}"

@@ -417,7 +417,7 @@ def _time(row: KernelRow) -> str:
 def _nvidia(e: NvidiaEstimate | None) -> str:
     if e is None:
         return "—"
-    return f"({e.speedup:.2f}x)" if e.local else f"{e.speedup:.2f}x"
+    return e.cell
 
 
 def _table(view: _View, rows: Iterable[KernelRow]) -> str:

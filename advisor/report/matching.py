@@ -1,12 +1,13 @@
 """Pairing the kernels of two consecutive versions of a comparison
 (:mod:`advisor.report.compare`).
 
-Five stages, each among the kernels the earlier stages left unmatched (:func:`match_kernels`):
+Six stages, each among the kernels the earlier stages left unmatched (:func:`match_kernels`):
 ``forced`` (``--match OLD=NEW``, :func:`resolve_forced`), ``exact`` (the same name), ``base
 name`` (:func:`base_name`: the same name without return type, template arguments and parameter
 list, after demangling), ``operator`` (PyTorch profiler traces: the only remaining kernel the
-same PyTorch operators launched) and ``order+config`` (launch order and configuration of the
-first launches, :func:`launch_facts`).
+same PyTorch operators launched), ``order+config`` (launch order and configuration of the
+first launches, :func:`launch_facts`) and ``last left`` (the one kernel each version still has
+unmatched: a kernel renamed and launched with another grid).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import difflib
 import functools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +29,8 @@ EXACT = "exact"  # the same name
 BASE_NAME = "base name"  # the same name without template arguments and parameter list
 OPERATOR = "operator"  # the only kernel left that the same PyTorch operators launched
 ORDER_CONFIG = "order+config"  # launch order and launch configuration (grid and block sizes)
-MATCH_METHODS = (FORCED, EXACT, BASE_NAME, OPERATOR, ORDER_CONFIG)
+LAST_LEFT = "last left"  # the one kernel each version has left unmatched after the other stages
+MATCH_METHODS = (FORCED, EXACT, BASE_NAME, OPERATOR, ORDER_CONFIG, LAST_LEFT)
 
 
 @dataclass(frozen=True)
@@ -67,7 +69,7 @@ def match_kernels(
     after_launches: Mapping[str, KernelLaunch] | None = None,
     forced: Sequence[tuple[str, str]] = (),
 ) -> list[MatchedPair]:
-    """The kernels of two consecutive versions paired, in five stages, each among the kernels
+    """The kernels of two consecutive versions paired, in six stages, each among the kernels
     the earlier ones left unmatched:
 
     1. ``forced``: the ``(before, after)`` pairs given (names resolved by :func:`resolve_forced`);
@@ -79,9 +81,12 @@ def match_kernels(
        remaining kernel of either version has those operators (:func:`_operator_pairs`);
     5. ``order+config``: with both versions' launches known, the remaining kernels in the order
        of their first launch, aligned (:class:`difflib.SequenceMatcher`, order kept) where the
-       grid size in blocks and the block size in threads of their first launches agree.
+       grid size in blocks and the block size in threads of their first launches agree;
+    6. ``last left``: where exactly one kernel of each version is still unmatched (one kernel in
+       all, renamed and launched with another grid, say), those two.  The stage needs no
+       launches, so it also pairs saved analyses.
 
-    Without launches a version's order is its kernel list's.
+    Without launches a version's order is its kernel list's (and stages 4 and 5 are skipped).
     """
     out: list[MatchedPair] = []
     taken_before: set[str] = set()
@@ -111,8 +116,34 @@ def match_kernels(
         candidates = groups.get(base_name(b))
         if candidates:
             take(b, candidates.pop(0), BASE_NAME)
-    if before_launches is None or after_launches is None:
-        return out
+    if before_launches is not None and after_launches is not None:
+        _launch_stages(
+            left_before,
+            left_after,
+            before_launches,
+            after_launches,
+            taken_before,
+            taken_after,
+            take,
+        )
+    last_before = [n for n in left_before if n not in taken_before]
+    last_after = [n for n in left_after if n not in taken_after]
+    if len(last_before) == 1 and len(last_after) == 1:
+        take(last_before[0], last_after[0], LAST_LEFT)
+    return out
+
+
+def _launch_stages(
+    left_before: Sequence[str],
+    left_after: Sequence[str],
+    before_launches: Mapping[str, KernelLaunch],
+    after_launches: Mapping[str, KernelLaunch],
+    taken_before: set[str],
+    taken_after: set[str],
+    take: Callable[..., None],
+) -> None:
+    """Stages 4 (``operator``) and 5 (``order+config``) of :func:`match_kernels`, among the
+    kernels still unmatched; ``take(before, after, method, config)`` records a pair."""
     left_before = [n for n in left_before if n not in taken_before]
     left_after = [n for n in left_after if n not in taken_after]
     for b, a in _operator_pairs(left_before, left_after, before_launches, after_launches):
@@ -128,7 +159,6 @@ def match_kernels(
         for k in range(block.size):
             b, a = left_before[block.a + k], left_after[block.b + k]
             take(b, a, ORDER_CONFIG, before_launches[b].config)
-    return out
 
 
 def _operator_pairs(

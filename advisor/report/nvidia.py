@@ -15,6 +15,12 @@ NVIDIA's *global* estimates are relative to the kernel's whole duration, *local*
 of it the rule addresses (a pipeline, a stall reason), so a local one is not a speedup of the
 kernel; it is shown only when no global one exists, marked ``local``.  A fraction outside
 [0, 1) gives no finite multiplier and is ignored.
+
+A paired rule that fired (a warning or an optimisation hint, :data:`FIRED_TYPES`) without an
+estimate still says that Nsight Compute saw the bottleneck: Nsight Compute before 2023 gives no
+estimated speedups at all.  :func:`estimate` then returns an estimate without a speedup
+(``speedup`` None) whose label reads ``fired, no estimate (RULE)``, so the NVIDIA column never
+shows "—" for a rule that fired.
 """
 
 from __future__ import annotations
@@ -27,6 +33,10 @@ Rule = Mapping[str, Any]
 
 #: NVIDIA's speedup type whose estimate is a fraction of a part of the kernel, not of its time
 LOCAL = "local"
+#: rule result types that mean the rule fired (warning, optimisation, error); INF and OK do not
+FIRED_TYPES = frozenset(("WRN", "OPT", "ERR", "WARNING", "OPTIMIZATION", "ERROR"))
+#: the label of a paired rule that fired without an estimated speedup
+FIRED_NO_ESTIMATE = "fired, no estimate"
 
 
 def _rule(*names: str) -> Callable[[Rule], bool]:
@@ -111,7 +121,8 @@ PAIRINGS: dict[str, tuple[str, Callable[[Rule], bool]]] = {
 class NvidiaEstimate:
     """NVIDIA's estimated speedup for one criterion (of one kernel, or of several together)."""
 
-    speedup: float  # the multiplier, 1 / (1 - fraction) for one kernel
+    #: the multiplier, 1 / (1 - fraction) for one kernel; None: a paired rule fired without one
+    speedup: float | None
     fraction: float | None  # NVIDIA's fraction of the time saved (None: several kernels combined)
     rules: tuple[str, ...]  # the rules it comes from, e.g. ("SharedMemoryConflicts",)
     local: bool = False  # NVIDIA calls it local: relative to a part of the kernel, not its time
@@ -121,13 +132,23 @@ class NvidiaEstimate:
     @property
     def label(self) -> str:
         """``1.96x (SharedMemoryConflicts)``; ``local`` and ``2 of 3 kernels`` (a combined estimate
-        that some kernels lack) when so."""
+        that some kernels lack) when so; ``fired, no estimate (ThreadDivergence)`` for a rule that
+        fired without an estimate."""
+        rules = ", ".join(self.rules)
+        if self.speedup is None:
+            return f"{FIRED_NO_ESTIMATE} ({rules})"
         extra = ["local"] if self.local else []
         if self.kernels < self.of_kernels:
             extra.append(f"{self.kernels} of {self.of_kernels} kernels")
-        rules = ", ".join(self.rules)
         tail = f"; {', '.join(extra)}" if extra else ""
         return f"{self.speedup:.2f}x ({rules}{tail})"
+
+    @property
+    def cell(self) -> str:
+        """A table cell: ``1.96x``, ``(1.96x)`` for a local estimate, ``fired, no estimate``."""
+        if self.speedup is None:
+            return FIRED_NO_ESTIMATE
+        return f"({self.speedup:.2f}x)" if self.local else f"{self.speedup:.2f}x"
 
 
 def speedup_of(fraction: float | None) -> float | None:
@@ -145,11 +166,19 @@ def matching_rules(rules: Iterable[Rule], criterion: str) -> list[Rule]:
     return [r for r in rules if pairing[1](r)]
 
 
+def fired(rule: Rule) -> bool:
+    """Whether a rule result is a finding (:data:`FIRED_TYPES`), not information."""
+    return str(rule.get("rule_type") or "").upper() in FIRED_TYPES
+
+
 def estimate(rules: Iterable[Rule], criterion: str) -> NvidiaEstimate | None:
     """NVIDIA's estimate for ``criterion`` from one kernel's ``ncu_rules``: the largest of the
-    paired rules' estimates, global ones before local ones; None when no paired rule has one."""
+    paired rules' estimates, global ones before local ones; where no paired rule has one but
+    one fired, an estimate without a speedup naming the rules that fired; None when no paired
+    rule fired."""
     best: tuple[bool, float, str] | None = None
-    for r in matching_rules(rules, criterion):
+    paired = matching_rules(rules, criterion)
+    for r in paired:
         fraction = r.get("estimated_speedup_frac")
         if fraction is None or speedup_of(float(fraction)) is None:
             continue
@@ -158,7 +187,8 @@ def estimate(rules: Iterable[Rule], criterion: str) -> NvidiaEstimate | None:
         if best is None or candidate[:2] > best[:2]:
             best = candidate
     if best is None:
-        return None
+        names = sorted({str(r.get("rule") or "") for r in paired if fired(r)} - {""})
+        return NvidiaEstimate(None, None, tuple(names)) if names else None
     speedup = speedup_of(best[1])
     assert speedup is not None
     return NvidiaEstimate(speedup=speedup, fraction=best[1], rules=(best[2],), local=not best[0])
@@ -170,13 +200,14 @@ def combined(parts: Sequence[tuple[float | None, NvidiaEstimate | None]]) -> Nvi
     a kernel without an estimate counts as 1x.  None when no kernel with a known share has
     one."""
     known = [(s, e) for s, e in parts if s is not None]
-    with_estimate = [e for _, e in known if e is not None]
+    with_estimate = [e for _, e in known if e is not None and e.speedup is not None]
     if not with_estimate:
-        return None
+        fired_rules = sorted({r for _, e in known if e is not None for r in e.rules})
+        return NvidiaEstimate(None, None, tuple(fired_rules)) if fired_rules else None
     if len(parts) == 1:
         return with_estimate[0]
     total = sum(s for s, _ in known)
-    after = sum(s / e.speedup if e is not None else s for s, e in known)
+    after = sum(s / e.speedup if e is not None and e.speedup is not None else s for s, e in known)
     if not (total > 0 and after > 0):
         return None
     rules = tuple(sorted({r for e in with_estimate for r in e.rules}))

@@ -255,13 +255,14 @@ B["kernels"][0]["criteria"]["L1_GRANULARITY"] = {"value": 0.5, "potential_speedu
 #: what each pair must be scored on, written out by hand from A, B and C
 EXPECTED: dict[tuple[str, str], dict[str, Any]] = {
     ("a", "b"): {
-        "overall": [(2.5, 200 / 125), (1.5, 100 / 110), (1.2, 80 / 40)],
+        # gone<T> and new are the one kernel each version has left: paired by "last left"
+        "overall": [(2.5, 200 / 125), (1.5, 100 / 110), (1.2, 80 / 40), (1.1, 50 / 10)],
         "addressed": {
             "k1": ("SHMEM_EFFICIENCY", 1.8, 200 / 125),
             "k2": ("L1_GRANULARITY", 2.0, 100 / 110),
         },
-        "only_in_from": ["gone<T>"],
-        "only_in_to": ["new"],
+        "only_in_from": [],
+        "only_in_to": [],
     },
     ("b", "c"): {
         "overall": [(1.4, 125 / 100), (None, 110 / 55), (1.0, 1.0)],
@@ -308,25 +309,27 @@ def test_ledger_is_scored_with_the_benchmark_statistics(tmp_path: Path) -> None:
         overall = want["overall"]
         addressed = [(p, m) for _, p, m in want["addressed"].values()]
         # the pair's figures are advisor.validation's on the same (predicted, measured) pairs
-        assert _summary(pair["overall"]) == validation.summarize(overall)
         assert _summary(pair["addressed"]) == validation.summarize(addressed)
+        # the roofline headroom is a bound: how many measured speedups stayed within it, never
+        # an error factor, tolerance or sign agreement
         bounded = [(p, m) for p, m in overall if p is not None]
-        assert pair["overall"]["bounds_share"] == validation.bounds_share(
-            [p for p, _ in bounded], [m for _, m in bounded]
-        )
+        within = sum(m <= p for p, m in bounded)
+        assert pair["roofline_bound"] == {
+            "n": len(bounded),
+            "within_bound": within,
+            "within_share": within / len(bounded),
+            "dropped": len(overall) - len(bounded),
+        }
+        assert "overall" not in pair
         assert pair["unmatched"] == {
             "only_in_from": want["only_in_from"],
             "only_in_to": want["only_in_to"],
         }
         for k, (p, m) in zip(pair["kernels"], overall, strict=True):
             assert k["measured_speedup"] == pytest.approx(m, rel=1e-12)
-            assert k["overall_predicted"] == p
-            if p is None:
-                assert k["overall_error_factor"] is None
-            else:
-                assert k["overall_error_factor"] == pytest.approx(
-                    validation.error_factor(p, m), rel=1e-12
-                )
+            assert k["roofline_bound"] == p
+            assert k["measured_within_bound"] == (None if p is None else m <= p)
+            assert "overall_error_factor" not in k and "overall_predicted" not in k
             criterion, p_addr, m_addr = want["addressed"].get(k["kernel"], (None, None, None))
             assert (k["addressed_criterion"], k["addressed_predicted"]) == (criterion, p_addr)
             if criterion is None:
@@ -335,24 +338,30 @@ def test_ledger_is_scored_with_the_benchmark_statistics(tmp_path: Path) -> None:
                 assert k["addressed_error_factor"] == pytest.approx(
                     validation.error_factor(p_addr, m_addr), rel=1e-12
                 )
-    # a -> b: k1 overall 2.5 vs 1.6, k2 1.5 vs 0.909, k3 1.2 vs 2.0 -> 2 of 3 bound the gain
-    assert pairs[0]["overall"]["bounds_share"] == pytest.approx(2 / 3)
-    assert pairs[1]["overall"]["dropped"] == 1  # k2 has no overall estimate in b
+    # a -> b: k1 2.5 vs 1.6, k2 1.5 vs 0.909 within; k3 1.2 vs 2.0, gone 1.1 vs 5.0 beyond
+    assert pairs[0]["roofline_bound"]["within_bound"] == 2
+    assert pairs[1]["roofline_bound"]["dropped"] == 1  # k2 has no overall estimate in b
+    assert [(p["from_kernel"], p["matched_by"]) for p in data["matching"][0]["pairs"]][-1] == (
+        "gone<T>",
+        "last left",
+    )
     # the same figures, formatted, in the Markdown and the HTML
     text, page = md.read_text(encoding="utf-8"), out.read_text(encoding="utf-8")
-    first = validation.summarize(EXPECTED[("a", "b")]["overall"])
+    first = validation.summarize([(p, m) for _, p, m in EXPECTED[("a", "b")]["addressed"].values()])
     assert first.median_error_factor is not None and first.within_25 is not None
     row = (
-        f"| a → b | overall potential | 3 | {first.median_error_factor:.2f}× | "
+        f"| a → b | addressed criterion (prediction) | 2 | {first.median_error_factor:.2f}× | "
         f"{100 * first.within_25:.0f} % | {first.sign_agree}/{first.sign_counted} "
     )
     assert row in text
-    assert "| k1 | a → b | 1.60× | 2.50× | 1.56× | SHMEM_EFFICIENCY | 1.80× | 1.12× |" in text
-    assert "only in a (1): gone&lt;T&gt;" in text and "only in b (1): k3" in text
-    assert "only in b (1): new" in text
+    assert "| a → b | roofline headroom (upper bound) | 4 | — | — | — | 2/4 (50 %) |" in text
+    assert "| k1 | a → b | 1.60× | 2.50× | yes | SHMEM_EFFICIENCY | 1.80× | 1.12× |" in text
+    assert "| k3 | a → b | 2.00× | 1.20× | no | none rose (see what changed) |" in text
+    assert "only in b (1): k3" in text and "gone&lt;T&gt;" in text
+    assert "error factor 3" not in text
     assert page.count('class="ledger-summary-row"') == 4
-    assert page.count('class="ledger-kernel-row"') == 6  # 3 matched kernels per pair
-    assert 'title="gone&lt;T&gt;"' in page and "only in a (1)" in page
+    assert page.count('class="ledger-kernel-row"') == 7  # 4 matched kernels, then 3
+    assert 'title="gone&lt;T&gt; → new"' in page
     assert f'<td class="num">{first.median_error_factor:.2f}×</td>' in page
 
 
@@ -490,6 +499,7 @@ def test_kernels_are_matched_by_exact_then_base_name_then_order_and_configuratio
         ("new_scan(float*)", 35.0),
         ("new_reduce(float*)", 20.0),
         ("extra(float*)", 1.0),
+        ("extra2(float*)", 0.5),  # two kernels left in b: no "last left" pair
     )
     # launch order: the reduce runs before the scan in both versions; the renamed reduce keeps
     # 1024 x 256 threads; the renamed scan reshaped its block but kept 64 x 512 threads
@@ -510,6 +520,7 @@ def test_kernels_are_matched_by_exact_then_base_name_then_order_and_configuratio
         "new_reduce(float*)": _launch(4),
         "new_scan(float*)": _launch(5, 64, 512),
         "extra(float*)": _launch(6, 2, 32),
+        "extra2(float*)": _launch(7, 4, 32),
     }
     result = compare.compare(
         [("a", ["x"], before), ("b", ["y"], after)], [launches_before, launches_after]
@@ -525,7 +536,10 @@ def test_kernels_are_matched_by_exact_then_base_name_then_order_and_configuratio
         ("old_reduce(float*)", "new_reduce(float*)"): "order+config",
         ("old_scan(float*)", "new_scan(float*)"): "order+config",
     }
-    assert (match.only_in_from, match.only_in_to) == (("gone(float*)",), ("extra(float*)",))
+    assert (match.only_in_from, match.only_in_to) == (
+        ("gone(float*)",),
+        ("extra(float*)", "extra2(float*)"),
+    )
     sgemm = next(t for t in result.kernels if t.name == "sgemm_naive(int, float*)")
     assert sgemm.speedup_vs_previous == (None, 2.0) and sgemm.matched_by == (None, "base name")
     # shown as the report shows names: return type dropped (advisor.render.display)
@@ -534,11 +548,12 @@ def test_kernels_are_matched_by_exact_then_base_name_then_order_and_configuratio
     assert compare.unmatched_warnings(result) == [
         "a → b: kernel gone(float*) of a matches no kernel of b (pair it with --match OLD=NEW)",
         "a → b: kernel extra(float*) of b matches no kernel of a (pair it with --match OLD=NEW)",
+        "a → b: kernel extra2(float*) of b matches no kernel of a (pair it with --match OLD=NEW)",
     ]
     # without launches (saved analyses) there is no order+config stage
     plain = compare.compare([("a", ["x"], before), ("b", ["y"], after)])
     assert plain.matches[0].count(compare.ORDER_CONFIG) == 0
-    assert len(plain.matches[0].only_in_from) == 3 and len(plain.matches[0].only_in_to) == 3
+    assert len(plain.matches[0].only_in_from) == 3 and len(plain.matches[0].only_in_to) == 4
 
 
 def test_order_and_configuration_keeps_the_launch_order() -> None:
@@ -580,7 +595,8 @@ def test_launch_facts_from_a_profile_table() -> None:
 
 def test_forced_match_comes_first_and_is_checked() -> None:
     before = _version(("alpha(int)", 100.0), ("beta(int)", 100.0))
-    after = _version(("alpha(int)", 50.0), ("gamma(int)", 25.0))
+    # two kernels left unmatched in b: the "last left" stage pairs nothing
+    after = _version(("alpha(int)", 50.0), ("gamma(int)", 25.0), ("epsilon(int)", 5.0))
     versions = [("a", ["x"], before), ("b", ["y"], after)]
     # by base name (no parameter list) or by full name; it overrides the exact match
     result = compare.compare(versions, forced=[("beta", "alpha(int)")])
@@ -588,7 +604,8 @@ def test_forced_match_comes_first_and_is_checked() -> None:
     assert [(p.before, p.after, p.method) for p in match.pairs] == [
         ("beta(int)", "alpha(int)", "forced")
     ]
-    assert match.only_in_from == ("alpha(int)",) and match.only_in_to == ("gamma(int)",)
+    assert match.only_in_from == ("alpha(int)",)
+    assert match.only_in_to == ("gamma(int)", "epsilon(int)")
     with pytest.raises(compare.UsageError, match="no two consecutive versions"):
         compare.compare(versions, forced=[("delta", "gamma")])
     with pytest.raises(compare.UsageError, match="already paired"):
@@ -664,7 +681,7 @@ def test_cli_positional_versions_matching_warnings_and_outputs(
     # labels from the first file's name and the folder's name
     assert [v["name"] for v in data["versions"]] == ["synthetic_nvprof_gputrace", "tuned"]
     assert (
-        data["schema"] == "cuda-advisor/comparison@2"
+        data["schema"] == "cuda-advisor/comparison@3"
         and data["baseline"] == data["versions"][0]["name"]
     )
     (matching,) = data["matching"]
@@ -674,6 +691,7 @@ def test_cli_positional_versions_matching_warnings_and_outputs(
         "base name": 1,
         "operator": 0,
         "order+config": 1,
+        "last left": 0,
     }
     methods = {p["from_kernel"]: (p["to_kernel"], p["matched_by"]) for p in matching["pairs"]}
     assert methods[NAIVE] == ("transposeRenamed(float*, const float*, int, int)", "order+config")

@@ -48,10 +48,31 @@ def test_the_largest_matching_global_estimate_is_taken() -> None:
     occupancy = estimate(rules, "THROUGHPUT_OCCUPANCY")
     assert occupancy is not None and occupancy.speedup == pytest.approx(1.5)
     assert not occupancy.local
-    # no paired rule, or a paired rule without an estimate: no estimate
+    # no paired rule: no estimate
     assert estimate(rules, "DIVERGENCE") is None
     assert estimate(rules, "HOSTSYNC") is None and "HOSTSYNC" not in PAIRINGS
-    assert estimate([_rule("SharedMemoryConflicts", None)], "SHMEM_EFFICIENCY") is None
+
+
+def test_a_paired_rule_that_fired_without_an_estimate_is_shown_as_fired() -> None:
+    """Nsight Compute before 2023 gives no estimated speedup: a paired rule that fired (OPT,
+    WRN) still says NVIDIA saw the bottleneck, never "—"; one that only informs (INF) does not."""
+    warned = dict(_rule("ThreadDivergence", None), rule_type="WRN")
+    e = estimate([warned], "DIVERGENCE")
+    assert e is not None and e.speedup is None and e.rules == ("ThreadDivergence",)
+    assert e.label == "fired, no estimate (ThreadDivergence)" and e.cell == "fired, no estimate"
+    assert estimate([_rule("SharedMemoryConflicts", None)], "SHMEM_EFFICIENCY") is not None
+    info = dict(_rule("ThreadDivergence", None), rule_type="INF")
+    assert estimate([info], "DIVERGENCE") is None
+    # an estimate wins over a rule that fired without one
+    both = estimate([warned, _rule("ThreadDivergence", 0.2)], "DIVERGENCE")
+    assert both is not None and both.speedup == pytest.approx(1.25)
+    # several kernels: the fired rules are named, no speedup is made up
+    grouped = combined([(0.3, e), (0.1, None)])
+    assert grouped is not None and grouped.speedup is None
+    assert grouped.label == "fired, no estimate (ThreadDivergence)"
+    with_number = combined([(0.3, e), (0.1, both)])
+    assert with_number is not None
+    assert with_number.speedup == pytest.approx(0.4 / (0.3 + 0.1 / 1.25))
 
 
 def test_a_local_estimate_is_shown_only_alone_and_marked() -> None:
