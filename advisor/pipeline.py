@@ -208,6 +208,11 @@ def analyse_profile(
     host = host_view(profile)
     if host is not None:  # a PyTorch profiler trace: its host side (idle split, syncs, operators)
         data["host"] = host_json(host)
+    from advisor.communication import communication
+
+    comm = host.communication if host is not None else communication(profile)
+    if comm is not None:  # NCCL/RCCL kernels with a timeline, any format: overlap, exposed time
+        data["communication"] = comm.to_json()
     return Run(profile, characterization, note, analysis, data)
 
 

@@ -52,6 +52,9 @@ TABLES: dict[str, dict[str, str]] = {
         "dynamic_shared_bytes": FLOAT,
         "correlation_id": INT,
         "operator": CAT,  # the framework operator that launched it (PyTorch: aten::addmm)
+        # the collective a communication kernel runs, as the trace names it (a Kineto kernel's
+        # "Collective name" arg: allreduce, all_to_all, ...); see advisor/communication.py
+        "collective": CAT,
     },
     # One row per (device, kernel) when the file aggregates launches (nvprof summary,
     # nsys cuda_gpu_kern_sum).

@@ -106,6 +106,7 @@ def compare(path: Path, analysis: Callable[..., Any]) -> list[tuple[str, str, st
         kernels = hta.get_gpu_kernel_breakdown(visualize=False)[1]
         launch = hta.get_cuda_kernel_launch_stats(ranks=[rank], visualize=False)[rank]
         idle = hta.get_idle_time_breakdown(ranks=[rank], visualize=False)[0]
+        overlap = hta.get_comm_comp_overlap(visualize=False)  # 0 % without NCCL kernels
     rows = []
     theirs = float(temporal["idle_time_pctg"].iloc[0])
     ours = 100 * view.idle_frac
@@ -154,7 +155,13 @@ def compare(path: Path, analysis: Callable[..., Any]) -> list[tuple[str, str, st
             )
         )
     by_kind = idle.groupby("idle_category")["idle_time"].sum()
-    t = view.idle_total
+    t = host.IdleSplit(  # HTA sums its categories over streams: so do these figures
+        None,
+        None,
+        sum(s.host_wait_ns for s in view.idle_streams),
+        sum(s.launch_delay_ns for s in view.idle_streams),
+        sum(s.other_ns for s in view.idle_streams),
+    )
     host_h = float(by_kind.get("host_wait", 0.0))
     host_o = (t.host_wait_ns + t.launch_delay_ns) / 1000.0
     rows.append(
@@ -165,6 +172,14 @@ def compare(path: Path, analysis: Callable[..., Any]) -> list[tuple[str, str, st
         ("idle: other (us)", f"{other_h:.1f}", f"{t.other_ns / 1000.0:.1f}",
          _mark(_rel(t.other_ns / 1000.0, other_h)))
     )  # fmt: skip
+    comm = view.communication
+    if comm is not None and comm.overlap_frac is not None:
+        theirs_c = float(overlap["comp_comm_overlap_pctg"].iloc[0])
+        ours_c = 100 * comm.overlap_frac
+        rows.append(
+            ("comm./comp. overlap %", f"{theirs_c:.2f}", f"{ours_c:.2f}",
+             _mark(abs(ours_c - theirs_c) / 100))
+        )  # fmt: skip
     return rows
 
 

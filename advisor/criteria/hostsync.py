@@ -15,11 +15,18 @@ launch of zero duration) is not applicable.
 Nsight Compute cannot give it: it serializes kernels and replays each one, so its start times are
 not a timeline.  Per-kernel summaries (total time per kernel) have no start times either.
 Potential speedup: 1 / HOSTSYNC (seed 002, section V).
+
+Who caused the idle: where the launches carry the correlation id of the API call that issued
+them (a PyTorch trace, nsys), the busiest compute stream's own gaps, launch delay and queue
+length say whether the host sets its pace (:class:`advisor.report.host.StreamPace`).  When it
+does not (the host runs ahead, the stream waits on other streams, events or communication),
+the result has the variant ``host_ahead``: its title and actions do not blame the host.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -36,7 +43,13 @@ from advisor.criteria.engine.common import clamp01, inverse
 from advisor.criteria.engine.spec import APPLICATION, CriterionSpec, Needs
 from advisor.profile import Profile
 
+if TYPE_CHECKING:
+    from advisor.report.host import StreamPace
+
 NAME = "HOSTSYNC"
+#: the variant of a trace whose busiest compute stream is not host-bound (the host runs ahead,
+#: the GPU waits on other streams, events or communication): the idle is not the host's doing
+HOST_AHEAD = "host_ahead"
 
 
 def busy_ns(intervals: Sequence[tuple[float, float]]) -> float:
@@ -129,7 +142,26 @@ def evaluate_hostsync(profile: Profile) -> CriterionResult:
             "kernels overlap (streams): the busy time is the union of the kernel intervals, "
             "not their sum",
         )
+    variant = ""
+    pace = _pace(profile)
+    if pace is not None:
+        inputs.update(
+            {
+                "busiest_stream": float(pace.stream) if pace.stream is not None else -1.0,
+                "busiest_stream_host_wait_ns": pace.idle.host_wait_ns,
+                "busiest_stream_other_wait_ns": pace.idle.other_ns,
+                "busiest_stream_span_ns": pace.span_ns,
+            }
+        )
+        if pace.launch_delay_median_ns is not None:
+            inputs["busiest_stream_launch_delay_median_ns"] = pace.launch_delay_median_ns
+        if pace.queue_median is not None:
+            inputs["busiest_stream_queue_median"] = pace.queue_median
+        if not pace.host_bound:
+            variant = HOST_AHEAD
+            notes = (*notes, _ahead_note(pace))
     return CriterionResult(
+        variant=variant,
         name=NAME,
         status=COMPUTED,
         value=value,
@@ -141,6 +173,32 @@ def evaluate_hostsync(profile: Profile) -> CriterionResult:
         scope="application",
         notes=notes,
     )
+
+
+def _pace(profile: Profile) -> StreamPace | None:
+    """Who sets the pace of the busiest compute stream; None when the launches cannot be tied to
+    the calls that issued them (no API calls with correlation ids)."""
+    calls = profile.api_calls
+    if calls.empty or not calls["correlation_id"].notna().any():
+        return None
+    from advisor.report.host import stream_pace  # the host view's figure, computed alike
+
+    return stream_pace(profile)
+
+
+def _ahead_note(pace: StreamPace) -> str:
+    delay = pace.launch_delay_median_ns
+    queued = pace.queue_median
+    return (
+        "the host is not what the GPU waits for: the busiest compute stream "
+        f"(stream {pace.stream}) waits {pace.idle.host_wait_ns / 1e6:.3g} ms for the host in a "
+        f"{pace.span_ns / 1e6:.4g} ms span"
+        + (f"; its kernels start a median {delay / 1e6:.3g} ms after their launch call" if delay
+           is not None else "")
+        + (f" with {queued:g} earlier launches still queued" if queued else "")
+        + f"; its {pace.idle.other_ns / 1e6:.4g} ms of other idle is waiting on other streams, "
+        "events or communication"
+    )  # fmt: skip
 
 
 def _transfers_in_span(profile: Profile, timed: pd.DataFrame) -> dict[str, float]:
@@ -201,6 +259,21 @@ SPEC = CriterionSpec(
         "capture the launch sequence in a CUDA graph to cut launch overhead",
         "overlap transfers and kernels with streams (see the streams model)",
     ),
+    variants={
+        HOST_AHEAD: (
+            "the GPU idles between kernels while the host runs ahead (waits on other streams, "
+            "events or communication, not on the host)",
+            (
+                "overlap communication with computation (gradient bucketing, prefetching the "
+                "next collective, computation on another stream while NCCL runs)",
+                "balance the work across ranks so collectives do not wait for the slowest one",
+                "remove cross-stream waits (cudaStreamWaitEvent, stream synchronizations) that "
+                "serialize independent work",
+                "the host is ahead: CUDA graphs or fewer host synchronizations will not help; "
+                "the busiest stream's own kernels and the exposed communication set the time",
+            ),
+        ),
+    },
     short_label="host sync",
     recipes=(),  # reads the launches' timeline, not metrics
     needs=Needs(timeline=True),

@@ -256,3 +256,144 @@ def sync_groups(
 
 def _speedup(span: float, removed: float) -> float:
     return span / (span - removed) if span > removed >= 0 and span > 0 else 1.0
+
+
+def device_idle_split(profile: Profile, acts: pd.DataFrame | None = None) -> tuple[IdleSplit, ...]:
+    """The idle time of each device (``stream`` None) by cause, as a union over time: the
+    stretches when no activity runs on any of the device's streams, each split by the activity
+    that ends it (the earliest-starting one; a tie: the earliest-issued), with the per-stream
+    rule of :func:`idle_split`.  Unlike the sum of the per-stream splits (HTA's layout, which
+    counts a moment once per idle stream and can exceed the span), the parts add up to the
+    device's idle time, at most its span."""
+    acts = activities(profile) if acts is None else acts
+    out = []
+    for device, group in acts.groupby("device", sort=True):
+        g = group.sort_values(["start", "call", "end"], kind="mergesort", na_position="last")
+        start, end, call = (g[c].to_numpy(float) for c in ("start", "end", "call"))
+        reach = np.maximum.accumulate(end)
+        opens = np.flatnonzero(start[1:] > reach[:-1]) + 1  # the activity after each stretch
+        prev_end = reach[opens - 1]
+        gap = start[opens] - prev_end
+        issued = call[opens]
+        late = ~np.isnan(issued) & (issued > prev_end)
+        host = np.where(late, np.minimum(issued, start[opens]) - prev_end, 0.0)
+        delay = np.where(late, gap - host, 0.0)
+        other = np.where(late, 0.0, gap)
+        out.append(
+            IdleSplit(_id(device), None, float(host.sum()), float(delay.sum()), float(other.sum()))
+        )
+    return tuple(out)
+
+
+#: the share of a stream's span spent waiting for the host (its gaps' host wait) from which the
+#: stream is host-bound: HOSTSYNC's threshold (0.8 busy) read as "a fifth of the span idle"
+HOST_BOUND_SHARE = 0.2
+#: what sets the pace of a stream (:class:`StreamPace`)
+HOST, GPU, DEPENDENCIES = "host", "gpu", "dependencies"
+
+
+@dataclass(frozen=True)
+class StreamPace:
+    """Who sets the pace of the busiest compute stream (the stream with the most kernel time,
+    communication kernels aside): its own gaps, launch delay and queue length.
+
+    ``pace`` is ``host`` when the stream waits for the host at least :data:`HOST_BOUND_SHARE` of
+    its span (its gaps' host wait: the GPU ran dry before the next call); else ``gpu`` when at
+    the median launch at least one earlier activity of the stream was still queued or running
+    (the host is ahead: the GPU sets the pace), or when the stream hardly idles; else
+    ``dependencies`` (the stream idles waiting on other streams or events, the host not ahead).
+    """
+
+    device_id: int | None
+    stream: int | None
+    kernels: int
+    busy_ns: float  # union of the stream's computation kernels
+    span_ns: float  # the stream's first activity start to its last end
+    idle: IdleSplit  # the stream's own gaps
+    launch_delay_median_ns: float | None  # GPU start - launch call start, its kernels
+    queue_median: float | None  # activities of the stream issued before and not ended, at a call
+    pace: str
+
+    @property
+    def host_wait_share(self) -> float:
+        return self.idle.host_wait_ns / self.span_ns if self.span_ns > 0 else 0.0
+
+    @property
+    def host_bound(self) -> bool:
+        return self.pace == HOST
+
+
+def stream_pace(
+    profile: Profile, acts: pd.DataFrame | None = None, comm: np.ndarray | None = None
+) -> StreamPace | None:
+    """The pace of the busiest compute stream (:class:`StreamPace`); None without a timed
+    computation kernel or without the launch calls of its kernels (no correlation with the
+    API calls: nothing says when the host issued them).  ``comm``: per row of
+    ``profile.launches``, whether it is a communication kernel
+    (:func:`advisor.communication.communication_mask`)."""
+    from advisor.communication import communication_mask  # the one classifier
+
+    acts = activities(profile) if acts is None else acts
+    launches = profile.launches
+    timed = (launches["start_ns"].notna() & launches["duration_ns"].notna()).to_numpy()
+    n = int(timed.sum())
+    if not n:
+        return None
+    comm = communication_mask(launches) if comm is None else comm
+    kernels = acts.iloc[:n].assign(comm=comm[timed])
+    compute = kernels[~kernels["comm"]]
+    if compute.empty:
+        return None
+    best: tuple[float, float, float] | None = None
+    for (device, stream), g in compute.groupby(["device", "stream"], sort=True):
+        s, e = _blocks(g["start"].to_numpy(float), g["end"].to_numpy(float))
+        busy = float((e - s).sum())
+        if best is None or busy > best[0]:
+            best = (busy, float(device), float(stream))
+    assert best is not None
+    busy, device, stream = best
+    mine = compute[(compute["device"] == device) & (compute["stream"] == stream)]
+    if mine["call"].isna().all():
+        return None
+    on_stream = acts[(acts["device"] == device) & (acts["stream"] == stream)]
+    streams, _ = idle_split(profile, on_stream)
+    delay = (mine["start"] - mine["call"]).dropna().to_numpy(float)
+    queue = _queue_at_calls(on_stream)
+    span = float(on_stream["end"].max() - on_stream["start"].min())
+    split = streams[0]
+    median_queue = float(np.median(queue)) if len(queue) else None
+    if span > 0 and split.host_wait_ns >= HOST_BOUND_SHARE * span:
+        pace = HOST
+    elif median_queue is not None and median_queue >= 1:
+        pace = GPU
+    elif span > 0 and split.other_ns >= HOST_BOUND_SHARE * span:
+        pace = DEPENDENCIES
+    else:
+        pace = GPU
+    return StreamPace(
+        device_id=_id(device),
+        stream=_id(stream),
+        kernels=len(mine),
+        busy_ns=busy,
+        span_ns=span,
+        idle=split,
+        launch_delay_median_ns=float(np.median(delay)) if len(delay) else None,
+        queue_median=median_queue,
+        pace=pace,
+    )
+
+
+def _queue_at_calls(acts: pd.DataFrame) -> np.ndarray:
+    """For each activity of one stream whose call is known, how many activities of the stream
+    issued before it (those whose call is known) had not ended when its call started (HTA's
+    queue length, seen from the call): earlier calls minus the activities ended by then (a
+    stream runs its work in issue order, so an activity ended before the call was issued before
+    it)."""
+    known = acts[acts["call"].notna()]
+    if known.empty:
+        return np.zeros(0)
+    calls = np.sort(known["call"].to_numpy(float), kind="mergesort")
+    ends = np.sort(known["end"].to_numpy(float))  # the activities counted in ``issued_before``
+    issued_before = np.arange(len(calls))
+    ended = np.searchsorted(ends, calls, side="right")
+    return np.maximum(issued_before - ended, 0).astype(float)

@@ -10,7 +10,7 @@ Categories read (``cat``, compared in lower case; Kineto's older spellings in pa
 =========================== ===========================================================
 ``kernel``                  a kernel launch: name, device, context, stream, start,
                             duration, grid, block, registers per thread, shared memory,
-                            correlation id
+                            correlation id, ``Collective name`` (communication kernels)
 ``gpu_memcpy`` (``memcpy``) ``gpu_memset`` (``memset``): a transfer, with its bytes
 ``cuda_runtime``            ``cuda_driver`` (``runtime``): a CUDA API call (name, thread,
                             start, duration, correlation id)
@@ -75,6 +75,7 @@ class Collector:
         self.kernels = _ints(
             "name", "device", "context", "stream", "start", "corr",
             "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "registers",
+            "collective",
         )  # fmt: skip
         self.kernel_floats = _floats("duration", "shared")
         self.transfers = _ints("name", "device", "context", "stream", "start", "corr")
@@ -149,6 +150,10 @@ class Collector:
             for column, value in zip(columns, dims, strict=True):
                 cols[column].append(integer(value))
         cols["registers"].append(integer(args.get("registers per thread")))
+        collective = args.get("Collective name")  # a communication kernel (record_param_comms)
+        cols["collective"].append(
+            self.names.code(collective) if isinstance(collective, str) and collective else MISSING
+        )
         self.kernel_floats["duration"].append(duration_ns(event.get("dur")))
         self.kernel_floats["shared"].append(number(args.get("shared memory")))
 

@@ -163,6 +163,7 @@ def launches(
         "dynamic_shared_bytes": np.where(np.isnan(shared), np.nan, 0.0),
         "correlation_id": _int_column(k["corr"]),
         "operator": _names(_operators_by_corr(col, call_ops, corr), words),
+        "collective": _names(_i64(k["collective"]), words),
     }
     out = pd.DataFrame(frame)
     out.insert(0, "launch_id", np.arange(len(out), dtype=np.int64))
