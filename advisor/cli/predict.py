@@ -110,9 +110,10 @@ def _constant(counts: ThreadCounts) -> Callable[[float], ThreadCounts]:
     type=click.Choice(FORMS),
     default=DEFAULT_FORM,
     show_default=True,
-    help="arch: λ = λ_app·η_arch, carried across GPU generations; roofline: smooth maximum "
-    "of a compute part and a DRAM-bandwidth part over one λ_app (both this project's "
-    "extensions); paper: the original model's one λ for every GPU.",
+    help="auto: roofline for a kernel memory-bound by its measured DRAM bytes on the "
+    "calibration GPU, else arch; arch: λ = λ_app·η_arch, carried across GPU generations; "
+    "roofline: smooth maximum of a compute part and a DRAM-bandwidth part over one λ_app (all "
+    "this project's extensions); paper: the original model's one λ for every GPU.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def bsp_cmd(
@@ -145,11 +146,15 @@ def bsp_cmd(
     latency; --form roofline predicts a smooth maximum of a compute part and a memory part over
     λ_app instead, the compute part the instructions over the GPU's issue rate, the memory part
     the DRAM bytes over its bandwidth; --form paper keeps the paper's one λ for every GPU.
-    Every form prints, per GPU, which of the two parts dominates.
+    The default (auto) uses the roofline form for a kernel whose measured DRAM bytes
+    dominate on its own GPU, the arch form otherwise, and prints which and why.  Every form
+    prints, per GPU, which of the two parts dominates, and no prediction is under the GPU's
+    floor (its instructions at the peak issue rate, its measured DRAM bytes at the peak
+    bandwidth): one that would be is raised to it and marked.
 
     \f
     Seed 000 §IV, equations (3)-(5); MODELS.md §3; docs/bsp.md Decisions B1 (architecture form)
-    and B2 (roofline form, default choice).
+    and B2 (roofline form), B3 (physical floor, per-kernel default).
     """
     if (app_path is None) == (not profile_paths):
         raise UsageError("give exactly one of --app FILE or --profile FILE")
