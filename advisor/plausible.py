@@ -67,10 +67,9 @@ class Range:
 
 def number(value: float) -> str:
     """A bound or a value as the messages write it: ``0``, ``1024``, ``8.64e+13``."""
-    whole = math.isfinite(value) and value == int(value) and abs(value) < 1e7
-    if isinstance(value, int) or whole:
+    if math.isfinite(value) and value == int(value) and abs(value) < 1e7:
         return str(int(value))
-    return f"{value:g}"
+    return f"{float(value):g}"
 
 
 #: a duration: a kernel, a transfer, an API call, a summary's total, a kernel's time

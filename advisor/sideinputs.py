@@ -65,6 +65,12 @@ Fraction = Annotated[float, meta(plausible.FRACTION)]
 Speedup = Annotated[float, meta(plausible.SPEEDUP)]
 AtLeastOne = Annotated[float, meta(plausible.AMDAHL_SPEEDUP)]
 TimeMs = Annotated[float, meta(plausible.TIME_MS)]
+#: "1.3", 1.3 or [1, 3] (a major and a minor version of at most two digits each)
+ComputeCapability = (
+    str
+    | Annotated[float, Meta(ge=0, le=99.99)]
+    | Annotated[list[Annotated[int, Meta(ge=0, le=99)]], Meta(min_length=2, max_length=2)]
+)
 #: a characterization function's sample (x: the function's argument, y > 0: its value)
 SampleX = Annotated[float, Meta(ge=-plausible.COUNT.hi, le=plausible.COUNT.hi)]
 SampleY = Annotated[float, Meta(gt=0, le=plausible.COUNT.hi)]
@@ -72,8 +78,6 @@ Nonempty = Annotated[str, Meta(min_length=1)]
 Strings = list[str]
 #: a number, or an expression of N as text (BSP application files)
 NumberOrExpression = Count | str
-#: "1.3", 1.3 or [1, 3]
-ComputeCapability = str | float | Annotated[list[int], Meta(min_length=2, max_length=2)]
 
 
 # --- BSP application description (advisor/models/bsp/app.py) -------------------------------

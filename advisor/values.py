@@ -94,6 +94,22 @@ RANGES: dict[str, Range] = {
 }
 
 
+#: the device table's figures and their ranges: a value outside is left unknown, with a note
+#: (the device keeps its name; the database's figure stands in)
+DEVICE_RANGES: dict[str, Range] = {
+    "sm_count": plausible.UNITS,
+    "sm_clock_hz": plausible.CLOCK_HZ,
+    "memory_clock_hz": plausible.CLOCK_HZ,
+    "memory_bandwidth_bytes_per_s": plausible.BANDWIDTH,
+    "l2_bytes": Range(0.0, plausible.BYTES.hi, lo_open=True),
+    "max_warps_per_sm": plausible.UNITS,
+    "max_threads_per_sm": plausible.UNITS,
+    "max_blocks_per_sm": plausible.UNITS,
+    "registers_per_sm": plausible.UNITS,
+    "shared_bytes_per_sm": Range(0.0, plausible.BYTES.hi, lo_open=True),
+}
+
+
 def column_range(column: str) -> Range:
     """The plausibility range of a checked column."""
     if column in RANGES:
@@ -187,6 +203,9 @@ def checked_frames(
         out[table] = frame[~bad].reset_index(drop=True)
     for table in TRACES:
         notes.extend(_untimed_note(path, table, out[table]))
+    if "devices" in out:
+        out["devices"], device_notes = _checked_devices(out["devices"], path)
+        notes.extend(device_notes)
     if dropped_launches is not None:
         for table in ("metrics", "rules"):
             frame = out[table]
@@ -194,6 +213,30 @@ def checked_frames(
             if linked.any():
                 out[table] = frame[~linked].reset_index(drop=True)
     return out, notes
+
+
+def _checked_devices(frame: pd.DataFrame, path: str) -> tuple[pd.DataFrame, list[str]]:
+    """The device table with each figure outside its :data:`DEVICE_RANGES` range (infinite,
+    negative, zero, a 1e20 Hz clock) made unknown, and a note on each."""
+    notes: list[str] = []
+    changed: dict[str, pd.Series] = {}
+    for column, bounds in DEVICE_RANGES.items():
+        if column not in frame.columns or not len(frame):
+            continue
+        values = frame[column].to_numpy(dtype=np.float64, na_value=np.nan)
+        with np.errstate(invalid="ignore"):
+            wrong = ~np.isnan(values) & ~np.array([bounds.holds(v) for v in values.tolist()])
+        if not wrong.any():
+            continue
+        for row in np.flatnonzero(wrong).tolist():
+            name = frame["name"].iloc[row] if "name" in frame.columns else None
+            named = f" ({printable(str(name))})" if isinstance(name, str) and name else ""
+            notes.append(
+                f"{path}: device row {row + 1}{named}: {column} "
+                f"{plausible.number(values[row])} outside {bounds.text()}: left unknown"
+            )
+        changed[column] = frame[column].mask(pd.Series(wrong, index=frame.index))
+    return (frame.assign(**changed) if changed else frame), notes
 
 
 def _invalid_rows(

@@ -124,7 +124,7 @@ def _device(record: dict[str, Any], path: str) -> dict[str, Any]:
             raise MalformedInput(path, f"the device record needs a string {key!r}")
     for key, bounds in DEVICE_RANGES.items():
         value = record.get(key)
-        if _number(value) and not bounds.holds(value):
+        if isinstance(value, int | float) and _number(value) and not bounds.holds(value):
             raise MalformedInput(path, f"device.{key}: {bounds.outside(value)}")
     return record
 
@@ -142,7 +142,7 @@ def _sample(record: Any, path: str, line: int | None, where: str = "") -> Mappin
                 path, f"{record['bench']} sample: {field!r} missing or invalid ({value!r})", line
             )
         bounds = FIELD_RANGES.get(field, plausible.COUNT)
-        if field not in _STRING_FIELDS and not bounds.holds(value):
+        if isinstance(value, int | float) and not bounds.holds(value):
             key = f"{where}{field}" if where else f"{record['bench']} sample: {field}"
             raise MalformedInput(path, f"{key}: {bounds.outside(value)}", line)
     return record
