@@ -15,22 +15,23 @@ The bounds are far beyond anything real (the real profiles and tuning steps all 
 same figures; largest seen in brackets) yet small enough that every sum, product and ratio the
 report makes of them stays a number it can print:
 
-=====================  =================  ===================================================
-range                  bounds             why
-=====================  =================  ===================================================
-:data:`TIME_NS`        [0, 8.64e13] ns    a day (a kernel of 54.6 s, 929 s of GPU time)
-:data:`TIMESTAMP_NS`   [0, 3.1536e16] ns  a year from the start of profiling (43 s)
-:data:`BYTES`          [0, 1e15] B        a petabyte (one transfer of 1 GiB)
-:data:`COUNT`          [0, 1e15]          operations, accesses, blocks, launches, cycles: a
-                                          10 GHz clock counts 8.64e14 cycles a day
-:data:`CYCLES_PER_OP`  [0, 1e6]           a latency or an operation's cycles (DRAM ~ 1,000)
-:data:`UNITS`          (0, 1e6]           SMs, cores, warps, banks, threads or blocks per SM
-:data:`CLOCK_HZ`       (0, 1e10] Hz       10 GHz (2.6 GHz)
-:data:`BANDWIDTH`      (0, 1e14] B/s      100 TB/s (7.7 TB/s)
-:data:`SPEEDUP`        [0, 1e9]           1 / a criterion; 967,701 measured (a kernel at
-                                          1e-6 of peak), so a thousand times that
-:data:`FRACTION`       [0, 1]             criteria, shares, hit rates
-=====================  =================  ===================================================
+=========================  =================  ==================================================
+range                      bounds             why
+=========================  =================  ==================================================
+:data:`TIME_NS`            [0, 8.64e13] ns    a day (a kernel of 54.6 s, 929 s of GPU time)
+:data:`TIMESTAMP_NS`       [0, 3.1536e16] ns  a year from the start of profiling (43 s)
+:data:`BYTES`              [0, 1e15] B        a petabyte (one transfer of 1 GiB)
+:data:`COUNT`              [0, 1e15]          operations, accesses, blocks, launches, cycles
+                                              (a 10 GHz clock counts 8.64e14 cycles a day)
+:data:`CYCLES_PER_OP`      [0, 1e6]           a latency or an operation's cycles (DRAM ~ 1,000)
+:data:`UNITS`              (0, 1e6]           SMs, cores, warps, banks, threads or blocks per SM
+:data:`CLOCK_HZ`           (0, 1e10] Hz       10 GHz (2.6 GHz)
+:data:`MEMORY_CLOCK_HZ`    (0, 1e11] Hz       a memory's data rate (GDDR7: 14 GHz)
+:data:`BANDWIDTH`          (0, 1e14] B/s      100 TB/s (7.7 TB/s)
+:data:`SPEEDUP`            [0, 1e9]           1 / a criterion: 967,701 measured (a kernel at
+                                              1e-6 of peak), so a thousand times that
+:data:`FRACTION`           [0, 1]             criteria, shares, hit rates
+=========================  =================  ==================================================
 
 A kernel launch's configuration is bounded by CUDA itself: grid dimensions
 [0, 2**31 - 1] (:data:`GRID`), block dimensions [0, 1024] (:data:`BLOCK`), registers per
@@ -88,6 +89,8 @@ LATENCY = Range(0.0, 1e6, lo_open=True)
 UNITS = Range(0.0, 1e6, lo_open=True)
 #: a clock in Hz
 CLOCK_HZ = Range(0.0, 1e10, lo_open=True)
+#: a memory clock in Hz, as profilers report it (the data rate: GDDR7 reads 14 GHz)
+MEMORY_CLOCK_HZ = Range(0.0, 1e11, lo_open=True)
 #: a bandwidth in bytes per second
 BANDWIDTH = Range(0.0, 1e14, lo_open=True)
 #: a potential speedup in the paper's level form (falls below 1, to 0)

@@ -99,7 +99,7 @@ RANGES: dict[str, Range] = {
 DEVICE_RANGES: dict[str, Range] = {
     "sm_count": plausible.UNITS,
     "sm_clock_hz": plausible.CLOCK_HZ,
-    "memory_clock_hz": plausible.CLOCK_HZ,
+    "memory_clock_hz": plausible.MEMORY_CLOCK_HZ,
     "memory_bandwidth_bytes_per_s": plausible.BANDWIDTH,
     "l2_bytes": Range(0.0, plausible.BYTES.hi, lo_open=True),
     "max_warps_per_sm": plausible.UNITS,

@@ -38,7 +38,7 @@ FIELD_RANGES: Mapping[str, plausible.Range] = {
 #: the plausibility range of the device record's numbers, where given
 DEVICE_RANGES: Mapping[str, plausible.Range] = {
     "clock_khz": plausible.Range(0.0, plausible.CLOCK_HZ.hi / 1e3, lo_open=True),
-    "memory_clock_khz": plausible.Range(0.0, plausible.CLOCK_HZ.hi / 1e3, lo_open=True),
+    "memory_clock_khz": plausible.Range(0.0, plausible.MEMORY_CLOCK_HZ.hi / 1e3, lo_open=True),
     "memory_bus_width_bits": plausible.Range(0.0, 65536.0, lo_open=True),
     "sm_count": plausible.UNITS,
     "l2_bytes": plausible.BYTES,
