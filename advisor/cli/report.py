@@ -169,10 +169,14 @@ def report_cmd(
     kernels = len(data["kernels"]) + int(folded.get("kernels", 0))  # scored + folded
     built = None  # the Report, built once for the JSON's carried predictions and the pages
     if json_path is not None:
+        from advisor.report.build import verdict_json
+
+        built = pipeline.build(run, models, steps=bar)
         if models.predict_gpus:  # the carried predictions join the JSON only when asked for
-            built = pipeline.build(run, models, steps=bar)
             data = {**data, "bsp_other_gpus": other_gpus_json(built.predictions)}
-        write_atomic(json_path, pipeline.json_text(data), inputs=inputs)
+        # the verdict the HTML and the Markdown render, with each figure named (docs/report.md)
+        out = {**data, "verdict": verdict_json(built)}
+        write_atomic(json_path, pipeline.json_text(out), inputs=inputs)
         options.say(quiet, f"wrote {json_path}: {kernels} kernels, {hints} hints")
     if sarif_path is not None:
         from advisor.report.sarif import sarif_log

@@ -313,8 +313,8 @@ def _verdict(view: _View) -> str:
         return f"**cuda-advisor: no estimate yet**: {_missing_estimate(view)}.{longest}\n\n"
     if v.potential_speedup is None:
         return (
-            "**cuda-advisor: no criterion computed is below its threshold**, but "
-            f"{_missing_estimate(view)}; {app}.\n\n"
+            "**cuda-advisor: no estimate yet**: no computed criterion is below its threshold, "
+            f"but too few were computed and no kernel has a roofline headroom; {app}.\n\n"
         )
     return (
         "**cuda-advisor: nothing to fix first**: no criterion is below its threshold and no "
@@ -327,7 +327,7 @@ def _application(view: _View) -> str:
     """``the whole application: up to 10.67x``, or ``n/a`` with why."""
     v = view.report.verdict
     if v is None or v.potential_speedup is None:
-        return "the whole application: n/a (no roofline headroom, HOSTSYNC or hint figure)"
+        return f"the whole application: n/a ({_missing_estimate(view)})"
     return f"the whole application: up to {_x(v.potential_speedup)}"
 
 
@@ -377,7 +377,8 @@ def _missing_estimate(view: _View) -> str:
     """Why the application has no potential speedup and what to collect."""
     s = view.report.summary
     if s.kernels and s.kernels_without_estimate >= s.kernels:
-        without = f"no criterion computable for any of the {_plural(s.kernels, 'kernel')}"
+        what = "speedup estimate" if view.measured else "criterion computable"
+        without = f"no {what} for any of the {_plural(s.kernels, 'kernel')}"
     elif s.kernels_without_estimate:
         without = f"no estimate for {s.kernels_without_estimate} of {_plural(s.kernels, 'kernel')}"
     else:
@@ -440,7 +441,8 @@ def _legend(view: _View) -> str:
         parts.append("Worst criterion: the one whose fix buys the kernel most (1 = best).")
     if 3 in view.columns:
         parts.append(
-            "Headroom: the kernel's roofline headroom, 1 / the fraction of peak it already uses."
+            "Headroom: 1 / the fraction of peak the kernel already uses (DRAM or FLOPs, else its "
+            "busiest unit)."
         )
     if 4 in view.columns:
         parts.append(
@@ -470,9 +472,12 @@ def _hint_line(view: _View, number: int, h: HintView) -> str:
     else:
         where = ""
     share = f", {_pct(h.share_of_gpu_time)} of GPU time" if h.share_of_gpu_time is not None else ""
+    gain = (
+        _x(h.application_speedup) if h.application_speedup is not None else "n/a (ranked by value)"
+    )
     return (
         f"{number}. **{h.criterion}** = {h.value_text}{where}{share}: {md_escape(h.title)} — "
-        f"on the whole GPU time {_x(h.application_speedup)} ({md_escape(h.nvidia_text)})"
+        f"this fix on the whole GPU time: {gain} ({md_escape(h.nvidia_text)})"
     )
 
 
@@ -677,8 +682,22 @@ def _collect(view: _View) -> str:
     return "\n\n".join(blocks)
 
 
+_LATENCY_NOTE = re.compile(r"^(shared|l1|l2|dram) latency (\d+) cycles: ")
+
+
 def _notes(report: Report, brief: bool) -> str:
-    notes = [md_escape(_clip(n, TEXT_CHARS)) for n in (*report.notes, *report.streams_notes)]
+    """The notes, the device's assumed latencies (one note per level, with its source) said in
+    one line: their sources are in the HTML report and the JSON."""
+    raw = [*report.notes, *report.streams_notes]
+    latencies = [m.groups() for n in raw if (m := _LATENCY_NOTE.match(n))]
+    kept = [n for n in raw if not _LATENCY_NOTE.match(n)]
+    if latencies:
+        kept.append(
+            "latencies assumed: "
+            + ", ".join(f"{level} {cycles} cycles" for level, cycles in latencies)
+            + " (their sources: the HTML report)"
+        )
+    notes = [md_escape(_clip(n, TEXT_CHARS)) for n in kept]
     if brief:
         notes = notes[:5]
     return "\n".join(f"- {n}" for n in notes) or "- none"

@@ -32,6 +32,7 @@ from advisor.output import write_atomic
 from advisor.render import report as render
 from advisor.render.display import shorten
 from advisor.report import gates
+from advisor.report.build import verdict_json
 
 #: a path's folder separator is replaced by this in output file names
 NAME_SEPARATOR = "__"
@@ -184,10 +185,11 @@ def analyse_one(job: Job, settings: Settings) -> Entry:
         run = pipeline.analyse([job.path], settings.device, settings.speedup_form)
         data, note = run.data, run.device_note
         folders = settings.folders()
+        built = pipeline.build(run)  # as report FILE (no --app/--kernels with --per-file)
         if "json" in folders:
-            _write(folders["json"], job, "json", pipeline.json_text(data))
+            verdict = {"verdict": verdict_json(built)}  # as report FILE --json
+            _write(folders["json"], job, "json", pipeline.json_text({**data, **verdict}))
         if "html" in folders or "markdown" in folders:
-            built = pipeline.build(run)  # as report FILE (no --app/--kernels with --per-file)
             if "html" in folders:
                 _write(folders["html"], job, "html", render.html(built))
             if "markdown" in folders:

@@ -36,6 +36,7 @@ from typing import Any
 from advisor.criteria import CRITERIA
 from advisor.criteria.engine.analysis import Analysis, to_json
 from advisor.criteria.engine.hints import THRESHOLDS, kernels_of
+from advisor.criteria.engine.speedups import application_gain
 from advisor.errors import InputError, UsageError
 from advisor.profile import Profile
 from advisor.render.display import compact, readable_name
@@ -111,6 +112,11 @@ class HintView:
     value_min: float | None = None  # the criterion's lowest and highest value over the kernels
     value_max: float | None = None
     nvidia: NvidiaEstimate | None = None  # Nsight Compute's estimate (combined for a group)
+    #: the engine's figure on the whole GPU time when the report capped it at the kernels'
+    #: roofline headroom (:func:`cap_at_headroom`); None when not capped
+    uncapped_speedup: float | None = None
+    #: the kernels' roofline headroom on the whole GPU time, when it capped this fix
+    headroom_speedup: float | None = None
 
     @property
     def kernel_count(self) -> int:
@@ -153,7 +159,7 @@ class HintView:
         """The hint in one line of plain words."""
         where = f"{self.where}: " if self.where else ""
         gain = (
-            f" (up to {self.application_speedup:.2f}x on the whole GPU time)"
+            f" (this fix: up to {self.application_speedup:.2f}x on the whole GPU time)"
             if self.application_speedup is not None
             else ""
         )
@@ -246,7 +252,11 @@ class StreamsSequence:
 @dataclass(frozen=True)
 class Verdict:
     """The report's first line: what to fix first, what it buys and on how much GPU time; or,
-    without an estimate, why and what to collect."""
+    without an estimate, why and what to collect.
+
+    Built once here and rendered by both the HTML (``_verdict.html.j2``) and the Markdown
+    (:mod:`advisor.render.markdown`), and written into ``report --json`` (:func:`verdict_json`),
+    so the figures of a page cannot disagree (docs/report.md, "One verdict")."""
 
     hint: HintView | None  # the application's first hint (None: no criterion below threshold)
     hint_time_ns: float | None  # GPU time of the kernels the hint concerns
@@ -258,6 +268,33 @@ class Verdict:
     needs: tuple[str, ...]  # what to collect for an estimate, in words (empty: nothing)
     kernels_with_criteria: int
     kernels: int
+    #: fix (a hint leads) | headroom (no hint, but a kernel has roofline headroom) | nothing |
+    #: no_estimate (no criterion computable) | no_kernels
+    kind: str = "nothing"
+    #: the application's hints in the report's order (:func:`rank_hints`); the summary shows the
+    #: first :data:`SUMMARY_HINTS`
+    hints: tuple[HintView, ...] = ()
+    #: the engine's application figure when the report shows another one (raised to a hint's
+    #: figure, or n/a because none of its inputs is known); None when they are the same
+    engine_potential_speedup: float | None = None
+    #: kind "headroom": the kernel with the most roofline headroom on the whole GPU time
+    headroom_kernel: str | None = None
+    headroom_display: str | None = None
+    headroom_share: float | None = None
+    headroom: float | None = None  # that kernel's roofline headroom (1 / fraction of peak used)
+    headroom_gpu: float | None = None  # the same seen on the whole GPU time (Amdahl)
+    headroom_bound: str | None = None  # that kernel's bound (memory, compute, latency)
+    #: why the first hint concerns kernels under 1 % of the GPU time (empty: it does not)
+    lead_reason: str = ""
+    #: the bound mix in words ("memory-bound kernels: 50.3% of GPU time, ...")
+    bound_text: str = ""
+    #: the device line: "NVIDIA B200", with "(the profile names ...)" only when it differs
+    device_text: str = ""
+
+    @property
+    def fix_speedup(self) -> float | None:
+        """This fix (the first hint) on the whole GPU time."""
+        return self.hint.application_speedup if self.hint is not None else None
 
 
 @dataclass(frozen=True)
@@ -348,10 +385,12 @@ def build(
     detailed = [(r, k) for r, k in zip(rows, kernels, strict=True) if r.computed]
     details = tuple(_detail(r, k, profilers) for r, k in detailed[:detail_kernels])
     by_name = {k["name"]: k for k in kernels}
-    hints = [
-        _app_hint(h, kernels_of(obj), data, by_name)
-        for h, obj in zip(app["hints"], analysis.application.hints, strict=True)
-    ]
+    hints = rank_hints(
+        [
+            cap_at_headroom(_app_hint(h, kernels_of(obj), data, by_name), by_name)
+            for h, obj in zip(app["hints"], analysis.application.hints, strict=True)
+        ]
+    )
     summary = Summary(
         potential_speedup=app["potential_speedup"],
         gpu_time_ns=app["gpu_time_ns"],
@@ -370,7 +409,7 @@ def build(
     model_inputs = model_inputs or ModelInputs()
     if model_inputs.device is None:
         model_inputs = replace(model_inputs, device=database_device(data["device"]))
-    inputs = tuple(str(i.get("path")) for i in data["inputs"])
+    inputs = tuple(shown_path(str(i.get("path"))) for i in data["inputs"])
     return Report(
         title="cuda-advisor report",
         inputs=inputs,
@@ -386,11 +425,188 @@ def build(
         analysis_json=data,
         predictions=build_predictions(profile, kernels, model_inputs),
         roofline=build_roofline(profile, kernels, data["device"]),
-        verdict=_verdict(summary, app, hints, rows, profilers),
-        collect=what_to_collect(kernels, app["HOSTSYNC"], profilers),
+        verdict=_verdict(
+            summary, app, hints, rows, profilers, kernels, compute_capability(data["device"])
+        ),
+        collect=what_to_collect(
+            kernels, app["HOSTSYNC"], profilers, compute_capability(data["device"])
+        ),
         profilers=profilers,
         host=host_view(profile),
     )
+
+
+#: a kernel whose share of the GPU time is below this is ranked after the others and never
+#: leads the verdict without a stated reason (the engine's ranking, hints.rank)
+MINOR_SHARE = 0.01
+#: roofline headroom on the whole GPU time from which a kernel without any hint is named in the
+#: verdict ("no criterion below its threshold, but ... runs at N % of its roofline bound")
+HEADROOM_NOTABLE = 1.10
+#: criteria whose fix moves fewer DRAM bytes: the roofline headroom (Decision P2: a bound only a
+#: change moving fewer DRAM bytes or doing fewer FLOPs can beat) does not cap their estimate
+_FEWER_BYTES = frozenset({"L1_GRANULARITY", "L2_GRANULARITY", "UM_MIGRATION"})
+
+
+def roofline_headroom(k: Mapping[str, Any]) -> float | None:
+    """A kernel's overall potential speedup when it is a roofline bound (DRAM or FLOP fraction of
+    peak, Decision P2); None when the engine fell back to the busiest unit or had no figure."""
+    method = str((k.get("throughputs") or {}).get("bound_method") or "")
+    head = k.get("potential_speedup")
+    return float(head) if head is not None and method.startswith("roofline") else None
+
+
+def cap_at_headroom(h: HintView, by_name: Mapping[str, Mapping[str, Any]]) -> HintView:
+    """``h`` with its figures capped at its kernels' roofline headroom (Decision P2): a fix that
+    neither moves fewer DRAM bytes nor does fewer FLOPs cannot make a kernel faster than the
+    roofline lets it, so "this fix" never promises more than "roofline headroom".  The kernels'
+    Amdahl is recomputed with each at min(its own estimate for the criterion, its headroom);
+    kernels without an estimate count as 1x, as in the engine's sum."""
+    if h.criterion in _FEWER_BYTES or not h.kernels or h.application_speedup is None:
+        return h
+    parts: list[tuple[float, float, float]] = []  # (share, fix, headroom)
+    capped = False
+    for name in h.kernels:
+        k = by_name.get(name)
+        share = k.get("share_of_gpu_time") if k is not None else None
+        if k is None or share is None:
+            return h  # a share unknown: the group's Amdahl cannot be redone
+        own = [
+            x["potential_speedup"]
+            for x in k.get("hints") or ()
+            if x["criterion"] == h.criterion and x.get("potential_speedup") is not None
+        ]
+        fix = float(own[0]) if own else 1.0
+        head = roofline_headroom(k)
+        if head is not None and head < fix:
+            capped = True
+        parts.append((float(share), fix, head if head is not None else math.inf))
+    if not capped:
+        return h
+    total = sum(s for s, _, _ in parts)
+    after = sum(s / min(fix, head) for s, fix, head in parts)
+    roof = sum(s / head if math.isfinite(head) else s for s, _, head in parts)
+    gpu = 1.0 / ((1.0 - total) + after) if after > 0 else None
+    if gpu is None or gpu >= h.application_speedup:
+        return h
+    return replace(
+        h,
+        potential_speedup=total / after if after > 0 else h.potential_speedup,
+        application_speedup=gpu,
+        uncapped_speedup=h.application_speedup,
+        headroom_speedup=1.0 / ((1.0 - total) + roof) if roof > 0 else None,
+    )
+
+
+def severity(h: HintView) -> float:
+    """What a hint ranks by: its gain on the whole GPU time; without one (its speedup estimate's
+    inputs missing) the gain its criterion's value would give if the kernels' time scaled with
+    it, 1 / ((1 - share) + share x value) -- an ordering key only, never shown as a speedup, so
+    a severe value without an estimate (L1_GRANULARITY 0.12) ranks above a 1.00x hint."""
+    if h.application_speedup is not None:
+        return float(h.application_speedup)
+    value, share = h.value_min if h.value_min is not None else h.value, h.share_of_gpu_time
+    if value is None or share is None:
+        return 1.0
+    rest = (1.0 - share) + share * max(float(value), 1e-3)
+    return 1.0 / rest if rest > 0 else 1.0
+
+
+def rank_hints(hints: list[HintView]) -> list[HintView]:
+    """The report's order of the application's hints: kernels under :data:`MINOR_SHARE` of the
+    GPU time last (as the engine ranks), then by :func:`severity`, largest first; ties by
+    criterion and kernel, so the order is deterministic."""
+
+    def key(h: HintView) -> tuple[bool, float, str, str]:
+        minor = h.share_of_gpu_time is not None and h.share_of_gpu_time < MINOR_SHARE
+        return (minor, -round(severity(h), 9), h.criterion, h.kernel or "")
+
+    return sorted(hints, key=key)
+
+
+def compute_capability(device: Mapping[str, Any]) -> float | None:
+    """The device's compute capability as a number (``8.0``), None when not known."""
+    try:
+        return float(str(device.get("compute_capability")))
+    except ValueError:
+        return None
+
+
+def shown_path(path: str) -> str:
+    """An input path as the report shows it: as the user gave it when relative; an absolute path
+    (of this machine) is written as its base name, so the artifact holds no local directory."""
+    import os.path
+
+    return os.path.basename(path) if os.path.isabs(path) else path
+
+
+def _bound_text(mix: tuple[tuple[str, float], ...]) -> str:
+    """The bound mix in words: each class of kernels and its share of the GPU time."""
+    words = {"unknown": "kernels of unknown bound (no throughput figures)"}
+    parts = [f"{words.get(b, f'{b}-bound kernels')}: {_pct(f)}" for b, f in mix[:3]]
+    return (", ".join(parts) + " of GPU time") if parts else ""
+
+
+def _same_device(a: str, b: str) -> bool:
+    """Two names of one GPU (``GeForce GTX 1660 SUPER`` and ``NVIDIA GeForce GTX 1660 SUPER``)."""
+
+    def norm(x: str) -> str:
+        x = " ".join(x.lower().split())
+        return x[len("nvidia ") :] if x.startswith("nvidia ") else x
+
+    return norm(a) == norm(b)
+
+
+def _device_text(device: str | None, profile: tuple[str, ...]) -> str:
+    text = device or "not identified"
+    other = [p for p in profile if not (device and _same_device(p, device))]
+    return text + (f" (the profile names {', '.join(other)})" if other else "")
+
+
+def _application(
+    app: Mapping[str, Any], kernels: list[Mapping[str, Any]], hints: list[HintView]
+) -> tuple[float | None, str]:
+    """The application's figure the report shows, and its basis (Decision A1 with two report
+    rules): n/a when none of its inputs is known (no kernel has a headroom, no timeline for
+    HOSTSYNC, no hint has a figure), never the 1.00x the engine's fallback then gives; and never
+    below a hint's figure on the whole GPU time (a hint's fix is part of the application)."""
+    engine = app.get("potential_speedup")
+    basis = str(app.get("potential_speedup_basis") or "")
+    figures = [h.application_speedup for h in hints if h.application_speedup is not None]
+    hostsync = (app.get("HOSTSYNC") or {}).get("value")
+    unknown = not any(k.get("potential_speedup") is not None for k in kernels)
+    if unknown and hostsync is None and (not figures or max(figures) <= 1.0):
+        computed = sum(
+            1
+            for k in kernels
+            for c in k["criteria"].values()
+            if c["status"] == "computed" and c.get("scope") != "application"
+        )
+        return None, (
+            "not computable: no kernel has a roofline headroom (no DRAM or FLOP figures), "
+            f"no timeline for HOSTSYNC and no hint, only {computed} kernel "
+            f"criteri{'on' if computed == 1 else 'a'} computed"
+        )
+    best = max(figures, default=None)
+    if engine is None:
+        return None, basis  # the engine's n/a stands: a hint's figure is no application figure
+    if best is not None and best > engine:
+        lead = next(h for h in hints if h.application_speedup == best)
+        return best, (
+            f"raised to the {lead.criterion} fix's figure on the whole GPU time: the "
+            f"application figure ({_x(engine)}: {basis}) counts the kernels at a headroom below "
+            "what that fix estimates"
+        )
+    return engine, basis
+
+
+def _headroom_kernel(kernels: list[Mapping[str, Any]]) -> tuple[Mapping[str, Any], float] | None:
+    """The kernel whose roofline headroom buys the most on the whole GPU time."""
+    best: tuple[Mapping[str, Any], float] | None = None
+    for k in kernels:
+        gain = application_gain(k.get("share_of_gpu_time"), roofline_headroom(k))
+        if gain is not None and (best is None or gain > best[1] + 1e-12):
+            best = (k, gain)
+    return best
 
 
 def _verdict(
@@ -399,35 +615,140 @@ def _verdict(
     hints: list[HintView],
     rows: list[KernelRow],
     profilers: tuple[str, ...] = (),
+    kernels: list[Mapping[str, Any]] | None = None,
+    cc: float | None = None,
 ) -> Verdict:
     """The first line: the application's first hint with the GPU time it concerns, and the
     application's potential speedup or what to collect for one."""
+    kernels = kernels or []
     hint = hints[0] if hints else None
     gpu = summary.gpu_time_ns
     share = hint.share_of_gpu_time if hint is not None else None
     inputs = dict(summary.hostsync.inputs)
+    potential, basis = _application(app, kernels, hints)
     needs = []
     if summary.hostsync.status == "not_computable":
-        tools = " or ".join(TOOL_NAMES[t] for t in timeline_tools(profilers))
+        tools = " or ".join(TOOL_NAMES[t] for t in timeline_tools(profilers, cc))
         needs.append(f"a timeline of the launches ({tools}) for HOSTSYNC")
     if rows and not any(r.potential_speedup is not None for r in rows):
-        tools = " or ".join(TOOL_NAMES[t] for t in metric_tools(profilers))
+        tools = " or ".join(TOOL_NAMES[t] for t in metric_tools(profilers, cc))
         what = "speedup estimates"
         if not any(r.computed for r in rows):
             what = "criteria and speedup estimates"
         needs.append(f"the kernels' hardware metrics ({tools}) for their {what}")
+    top = _headroom_kernel(kernels)
+    kind = "no_kernels" if not rows else "nothing"
+    if hint is not None:
+        kind = "fix"
+    elif top is not None and top[1] >= HEADROOM_NOTABLE:
+        kind = "headroom"
+    elif rows and not any(r.computed for r in rows):
+        kind = "no_estimate"
+    reason = ""
+    if hint is not None and share is not None and share < MINOR_SHARE:
+        reason = "every hint concerns kernels under 1% of the GPU time"
+        if top is not None and top[1] >= HEADROOM_NOTABLE:
+            k = top[0]
+            reason += (
+                f"; {display_name(k['name'])} ({_pct(k['share_of_gpu_time'])} of GPU time) "
+                f"has a roofline headroom of {_x(roofline_headroom(k))} and no criterion "
+                "below its threshold"
+            )
+    named = top if kind == "headroom" or reason else None
     return Verdict(
         hint=hint,
         hint_time_ns=gpu * share if gpu is not None and share is not None else None,
         gpu_time_ns=gpu,
         span_ns=inputs.get("span_ns"),
         idle_ns=inputs.get("idle_ns"),
-        potential_speedup=summary.potential_speedup,
-        basis=str(app.get("potential_speedup_basis") or ""),
-        needs=tuple(needs) if summary.potential_speedup is None else (),
+        potential_speedup=potential,
+        basis=basis,
+        needs=tuple(needs) if potential is None else (),
         kernels_with_criteria=sum(1 for r in rows if r.computed),
         kernels=len(rows),
+        kind=kind,
+        hints=tuple(hints),
+        engine_potential_speedup=(
+            app.get("potential_speedup") if potential != app.get("potential_speedup") else None
+        ),
+        headroom_kernel=named[0]["name"] if named else None,
+        headroom_display=display_name(named[0]["name"]) if named else None,
+        headroom_share=named[0]["share_of_gpu_time"] if named else None,
+        headroom=roofline_headroom(named[0]) if named else None,
+        headroom_gpu=named[1] if named else None,
+        headroom_bound=named[0].get("bound") if named else None,
+        lead_reason=reason,
+        bound_text=_bound_text(summary.bound_mix),
+        device_text=_device_text(summary.device, summary.profile_devices),
     )
+
+
+def _hint_json(h: HintView) -> dict[str, Any]:
+    return {
+        "criterion": h.criterion,
+        "kernels": list(h.kernels),
+        "value": h.value,
+        "value_min": h.value_min,
+        "value_max": h.value_max,
+        "threshold": h.threshold,
+        "share_of_gpu_time": h.share_of_gpu_time,
+        "this_fix_on_its_kernels": h.potential_speedup,
+        "this_fix_on_the_whole_gpu_time": h.application_speedup,
+        "uncapped_on_the_whole_gpu_time": h.uncapped_speedup,
+        "roofline_headroom_on_the_whole_gpu_time": h.headroom_speedup,
+        "ranked_by": round(severity(h), 6),
+        "title": h.title,
+    }
+
+
+def verdict_json(report: Report) -> dict[str, Any]:
+    """The verdict as ``report --json`` writes it (key ``verdict``): the same values the HTML
+    and the Markdown render, every figure named for what it is."""
+    v = report.verdict
+    if v is None:
+        return {}
+    c = report.collect
+    return {
+        "kind": v.kind,
+        "first_hint": _hint_json(v.hint) if v.hint is not None else None,
+        "hints": [_hint_json(h) for h in v.hints],
+        "the_whole_application": v.potential_speedup,
+        "the_whole_application_basis": v.basis,
+        "engine_application_figure": v.engine_potential_speedup,
+        "gpu_time_ns": v.gpu_time_ns,
+        "hint_time_ns": v.hint_time_ns,
+        "idle_ns": v.idle_ns,
+        "span_ns": v.span_ns,
+        "kernels": v.kernels,
+        "kernels_with_criteria": v.kernels_with_criteria,
+        "headroom_kernel": v.headroom_kernel,
+        "headroom_share_of_gpu_time": v.headroom_share,
+        "roofline_headroom": v.headroom,
+        "roofline_headroom_on_the_whole_gpu_time": v.headroom_gpu,
+        "lead_reason": v.lead_reason,
+        "needs": list(v.needs),
+        "bound_mix": [[b, f] for b, f in report.summary.bound_mix],
+        "bound_text": v.bound_text,
+        "device_text": v.device_text,
+        "collect": {
+            "commands": [[w, cmd] for w, cmd in c.commands],
+            "device_facts": list(c.device_facts),
+            "other_tool": c.other_tool,
+            "items": [
+                {
+                    "criterion": i.criterion,
+                    "kernels": i.kernels,
+                    "missing": list(i.missing),
+                    "commands": [[t, cmd] for t, cmd in i.commands],
+                }
+                for i in c.items
+            ],
+        },
+    }
+
+
+def _x(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}x"
 
 
 def display_name(name: str) -> str:
@@ -475,12 +796,15 @@ def _detail(row: KernelRow, k: Mapping[str, Any], profilers: tuple[str, ...] = (
             if c in crit
         ),
         hints=tuple(
-            _hint(
-                h,
-                methods.get(h["criterion"], ""),
-                kernels=(k["name"],),
-                share=k["share_of_gpu_time"],
-                nvidia=estimate(k["ncu_rules"], h["criterion"]),
+            cap_at_headroom(
+                _hint(
+                    h,
+                    methods.get(h["criterion"], ""),
+                    kernels=(k["name"],),
+                    share=k["share_of_gpu_time"],
+                    nvidia=estimate(k["ncu_rules"], h["criterion"]),
+                ),
+                {k["name"]: k},
             )
             for h in k["hints"]
         ),

@@ -92,26 +92,44 @@ def _tool_of(note: str) -> str | None:
     return None
 
 
-def metric_tools(profilers: Sequence[str]) -> tuple[str, ...]:
-    """The profilers whose metric commands fit the inputs: their own, else Nsight Compute."""
+#: nvprof collects no metrics from compute capability 7.5 (Turing) on, and profiles nothing at
+#: all from 8.0 (Ampere) on (NVIDIA's nvprof documentation, "Profiling Tools"): Nsight Compute and
+#: Nsight Systems are suggested there instead
+NVPROF_METRICS_BELOW_CC = 7.5
+NVPROF_TRACE_BELOW_CC = 8.0
+
+
+def metric_tools(profilers: Sequence[str], cc: float | None = None) -> tuple[str, ...]:
+    """The profilers whose metric commands fit the inputs: their own, else Nsight Compute; never
+    nvprof on a device of compute capability ``cc`` >= 7.5, where it collects no metrics."""
     own = tuple(t for t in ("ncu", "nvprof") if t in profilers)
+    if cc is not None and cc >= NVPROF_METRICS_BELOW_CC:
+        own = tuple(t for t in own if t != "nvprof")
     return own or ("ncu",)
 
 
-def timeline_tools(profilers: Sequence[str]) -> tuple[str, ...]:
-    """The profilers whose timeline commands fit the inputs (nsys unless the input is nvprof's)."""
+def timeline_tools(profilers: Sequence[str], cc: float | None = None) -> tuple[str, ...]:
+    """The profilers whose timeline commands fit the inputs (nsys unless the input is nvprof's);
+    never nvprof on a device of compute capability ``cc`` >= 8.0, which it cannot profile."""
     own = tuple(t for t in ("nsys", "nvprof") if t in profilers)
+    if cc is not None and cc >= NVPROF_TRACE_BELOW_CC:
+        own = tuple(t for t in own if t != "nvprof")
     return own or ("nsys",)
 
 
 def what_to_collect(
-    kernels: Sequence[Mapping[str, Any]], hostsync: Mapping[str, Any], profilers: Sequence[str]
+    kernels: Sequence[Mapping[str, Any]],
+    hostsync: Mapping[str, Any],
+    profilers: Sequence[str],
+    cc: float | None = None,
 ) -> Collect:
-    """The criteria not computable for some kernels, in paper order, HOSTSYNC first."""
+    """The criteria not computable for some kernels, in paper order, HOSTSYNC first; the
+    commands of the profilers that fit the inputs and the device's compute capability ``cc``."""
     items: list[CollectItem] = []
     facts: dict[str, None] = {}
     if hostsync.get("status") == "not_computable":
-        items.append(_item("HOSTSYNC", [hostsync], 0, timeline_tools(profilers), profilers, facts))
+        tools = timeline_tools(profilers, cc)
+        items.append(_item("HOSTSYNC", [hostsync], 0, tools, profilers, facts))
     for name in CRITERIA:
         results = [
             k["criteria"][name]
@@ -121,24 +139,26 @@ def what_to_collect(
             and k["criteria"][name].get("scope") != "application"
         ]
         if results:
-            tools = metric_tools(profilers)
+            tools = metric_tools(profilers, cc)
             items.append(_item(name, results, len(results), tools, profilers, facts))
     commands: list[tuple[str, str]] = []
     if any(i.kernels and i.missing for i in items):
-        for tool in metric_tools(profilers):
+        for tool in metric_tools(profilers, cc):
             what = f"every criterion's metrics ({TOOL_NAMES[tool]}"
             what += ", Volta and later)" if tool == "ncu" else ", up to Volta)"
             commands.append((what, everything(tool)[0]))
     if any(i.criterion == "HOSTSYNC" for i in items):
-        for tool in timeline_tools(profilers):
+        for tool in timeline_tools(profilers, cc):
             timeline = NSYS_TIMELINE if tool == "nsys" else NVPROF_TIMELINE
             commands.append((f"the timeline for HOSTSYNC ({TOOL_NAMES[tool]})", timeline))
     own = any(t in profilers for t in ("ncu", "nvprof"))
+    modern = cc is not None and cc >= NVPROF_METRICS_BELOW_CC  # nvprof collects nothing there
+    other = commands and not own and not modern and "ncu" in metric_tools(profilers, cc)
     return Collect(
         items=tuple(items),
         commands=tuple(commands),
         device_facts=tuple(facts),
-        other_tool="nvprof" if commands and not own and "ncu" in metric_tools(profilers) else None,
+        other_tool="nvprof" if other else None,
     )
 
 

@@ -182,13 +182,16 @@ def test_verdict_potential_na_beside_a_hint(samples: Path) -> None:
         analysis_of({"k(int)": (1.0, [("DIVERGENCE", 1.8, 0.5)])}, potential=None), samples
     )
     verdict = md.markdown(built).splitlines()[0]
-    assert "(the whole application: n/a, " in verdict
+    assert "; the whole application: n/a (" in verdict
     assert "`cuda-advisor metrics --tool ncu`" in verdict
 
 
 def test_verdict_without_a_hint(samples: Path) -> None:
     text = _comment_of(samples / "synthetic_ncu_details.csv")
-    assert text.startswith("**cuda-advisor: nothing to fix first**: no criterion is below")
+    # no hint, but the hottest kernel runs far under its roofline bound: named, never "nothing"
+    assert text.startswith("**cuda-advisor: no criterion is below its threshold, but ")
+    assert "has a roofline headroom of 3.28x** (1.62x on the whole GPU time)" in text
+    assert "nothing to fix" not in text
 
 
 def test_verdict_without_kernels(samples: Path) -> None:
@@ -202,7 +205,7 @@ def test_verdict_without_kernels(samples: Path) -> None:
 
 def test_top_kernels_table(samples: Path) -> None:
     text = md.markdown(_built(hand_built(), samples))
-    assert "| kernel | time | share | worst criterion | speedup | NVIDIA |\n" in text
+    assert "| kernel | time | share | worst criterion | headroom | NVIDIA |\n" in text
     rows = {cells[0]: cells[1:] for cells in _table_rows(text)}
     assert rows["`k1()`"] == ["400 µs", "40.0%", "SHMEM_EFFICIENCY 0.05", "2.00x", "2.00x"]
     assert rows["`k4()`"] == ["100 µs", "10.0%", "DIVERGENCE 0.50", "2.00x", "—"]
@@ -228,7 +231,7 @@ def test_hints_one_line_per_criterion_with_its_gain(samples: Path) -> None:
         "1. **SHMEM_EFFICIENCY** = 0.05–0.60 in 3 kernels (`k1()`, `k2()`, `k3()`), "
         "89.8% of GPU time: "
     )
-    assert f"on the whole GPU time {shmem.application_speedup:.2f}x" in lines[0]
+    assert f"this fix on the whole GPU time: {shmem.application_speedup:.2f}x" in lines[0]
     assert f"({shmem.nvidia_text})" in lines[0]
     assert lines[1].startswith("2. **DIVERGENCE** = 0.50 in `k4()`, 10.0% of GPU time: ")
     assert lines[1].endswith("(NVIDIA: —)")

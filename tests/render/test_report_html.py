@@ -150,7 +150,7 @@ def test_nvprof_trace_and_metrics_html_content(real_profiles: Path, tmp_path: Pa
     criteria_rows = [r for r in page.table_rows() if r and r[0] == "SHMEM_EFFICIENCY"]
     assert criteria_rows and criteria_rows[0][1] == "0.84"
     text = "".join(page.text)
-    assert "Potential speedup of the application" in text
+    assert "The whole application: up to" in text
     assert f"{data['application']['potential_speedup']:.2f}x" in text
     name = "`matrixMulCUDA<int=32>(float*, float*, float*, int, int)`"  # no return type
     assert md.read_text(encoding="utf-8").count(f"| {name} |") == 1

@@ -404,7 +404,7 @@ def test_verdict_says_what_to_fix_first_and_what_it_buys(tmp_path: Path) -> None
     assert "10.9 ms of the 12.4 ms" in verdict  # idle of the span: HOSTSYNC's inputs
     # 1 / HOSTSYNC x the ncu kernels' Amdahl speedup (about 2.00x)
     app = built.summary.potential_speedup
-    assert app is not None and f"Potential speedup of the application: {app:.2f}x" in verdict
+    assert app is not None and f"The whole application: up to {app:.2f}x" in verdict
     assert 15.9 < app < 16.1
 
 
@@ -415,6 +415,6 @@ def test_verdict_without_estimate_says_what_to_collect(tmp_path: Path) -> None:
     assert verdict is not None
     text = "".join(_visible(verdict.group(0)).text)
     assert "No bottleneck found yet: the profile holds the times of 3 kernels" in text
-    assert "Potential speedup of the application: n/a" in text
+    assert "The whole application: n/a" in text
     assert "a timeline of the launches (Nsight Systems) for HOSTSYNC" in text
     assert "hardware metrics (Nsight Compute)" in text and 'href="#collect"' in verdict.group(0)

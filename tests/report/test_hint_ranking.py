@@ -264,7 +264,7 @@ def test_report_lists_the_grouped_entry_with_its_kernels_share_and_gain(samples:
     assert (shmem.value_min, shmem.value_max) == (0.05, 0.6)
     assert shmem.value_text == "0.05–0.60"
     assert "3 kernels (k1(), k2(), k3(), 89.8% of GPU time)" in shmem.sentence
-    assert f"(up to {gain:.2f}x on the whole GPU time)" in shmem.sentence
+    assert f"(this fix: up to {gain:.2f}x on the whole GPU time)" in shmem.sentence
     # the marker's 100x is last, whatever its gain (1 / (0.998 + 0.00002) = 1.00198)
     assert top[-1].kernels == ("marker()",)
     assert top[-1].share_of_gpu_time == pytest.approx(0.002)
@@ -282,7 +282,7 @@ def test_report_lists_the_grouped_entry_with_its_kernels_share_and_gain(samples:
         "1. **SHMEM_EFFICIENCY** = 0.05–0.60 in 3 kernels (`k1()`, `k2()`, `k3()`), "
         "89.8% of GPU time: "
     )
-    assert f"on the whole GPU time {gain:.2f}x" in first
+    assert f"this fix on the whole GPU time: {gain:.2f}x" in first
 
 
 def test_json_of_a_grouped_entry_names_its_kernels() -> None:

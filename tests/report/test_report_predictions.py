@@ -114,7 +114,7 @@ def test_bsp_from_profile_counts_with_one_lambda(samples: Path, tmp_path: Path) 
     text = " ".join(page.text)
     assert f"λ = {fmt_quantity(lam)}" in text and "geometric mean" in text
     assert "1 kernel(s) have no BSP prediction" in text  # transposeNoBankConflicts
-    assert f"BSP λ = {lam:.4g} over 2 kernels" in md
+    assert f"BSP λ = {lam:.4g} fitted to 2 kernels" in md
 
 
 def test_roofline_point_from_flop_and_dram_counts(samples: Path, tmp_path: Path) -> None:
@@ -128,7 +128,7 @@ def test_roofline_point_from_flop_and_dram_counts(samples: Path, tmp_path: Path)
     assert row[6] == fmt_quantity(min(PEAK32, BANDWIDTH * 0.125)) == "112 G"
     assert row[8] == "fp32"
     assert '<figure id="roofline-chart"><svg' in html
-    assert "roofline of 1 kernels" in md
+    assert "roofline of 1 kernel\n" in md  # one kernel, singular
 
 
 def test_absent_counts_name_metrics_and_commands(samples: Path, tmp_path: Path) -> None:
@@ -165,7 +165,7 @@ def test_app_and_kernel_descriptions(samples: Path, tmp_path: Path) -> None:
     assert "No profile kernel is named like 'matMul-Gm-SP'" in text
     (ms_row,) = _rows(html, "maxsum-row")
     assert ms_row[0] == "listRank local ranks" and ms_row[4] == "not measured"
-    assert "MAX/SUM for 1 described kernels" in md
+    assert "MAX/SUM for 1 described kernel\n" in md
 
 
 def test_app_description_matches_a_kernel_by_name() -> None:
