@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+SassOf = Callable[[int], str]  # PC -> SASS text
+
 #: criteria whose waste has a per-instruction measure, and that measure's name in the JSON
 MEASURES: dict[str, str] = {
     "DIVERGENCE": "inactive lanes x instructions",
@@ -80,19 +82,23 @@ def waste(rows: pd.DataFrame, criterion: str) -> tuple[np.ndarray, str]:
     raise ValueError(f"no per-instruction measure for {criterion}")
 
 
-def top_locations(rows: pd.DataFrame, criterion: str, top: int = TOP) -> dict[str, Any]:
+def top_locations(
+    rows: pd.DataFrame, criterion: str, top: int = TOP, sass_of: SassOf | None = None
+) -> dict[str, Any]:
     """The ``top`` source lines of the instruction ``rows`` by ``criterion``'s waste (module
     docstring): ``{"measure", "total", "top": [entry...]}``.  Each entry has the line's
     ``share`` of the kernel's total waste, its place (:func:`place`) and the opcodes of the
-    line's instructions that carry waste.  Lines with no waste are never listed; ties keep
-    the order of first appearance, so the result is deterministic."""
+    line's instructions that carry waste (from the rows' ``sass``, or ``sass_of(pc)`` where
+    given: SASS disassembled on demand).  Lines with no waste are never listed; ties keep the
+    order of first appearance, so the result is deterministic."""
     values, measure = waste(rows, criterion)
     total = float(values.sum())
-    return {"measure": measure, "total": total, "top": _ranked(rows, values, total, top, "waste")}
+    ranked = _ranked(rows, values, total, top, "waste", sass_of)
+    return {"measure": measure, "total": total, "top": ranked}
 
 
 def top_stalls(
-    rows: pd.DataFrame, reasons: int = TOP_STALLS, top: int = TOP
+    rows: pd.DataFrame, reasons: int = TOP_STALLS, top: int = TOP, sass_of: SassOf | None = None
 ) -> list[dict[str, Any]]:
     """The stall reasons with the most PC samples (``stall_*`` columns of the instruction
     ``rows``), each with its share of all stall samples and its ``top`` source lines:
@@ -106,14 +112,19 @@ def top_stalls(
     out = []
     for column in ranked[:reasons]:
         values = rows[column].to_numpy(dtype=np.float64)
-        where = _ranked(rows, values, sums[column], top, "samples")
+        where = _ranked(rows, values, sums[column], top, "samples", sass_of)
         out.append({"reason": column.removeprefix("stall_"), "samples": sums[column],
                     "share": sums[column] / everything, "top": where})  # fmt: skip
     return out
 
 
 def _ranked(
-    rows: pd.DataFrame, values: np.ndarray, total: float, top: int, label: str
+    rows: pd.DataFrame,
+    values: np.ndarray,
+    total: float,
+    top: int,
+    label: str,
+    sass_of: SassOf | None = None,
 ) -> list[dict[str, Any]]:
     """The ``top`` source lines of ``rows`` by ``values`` summed per line."""
     from parsers.ncu.source_counters import line_keys
@@ -128,12 +139,23 @@ def _ranked(
         per_line[key] = per_line.get(key, 0.0) + float(values[i])
         members.setdefault(key, []).append(int(i))
     ranked = sorted(per_line.items(), key=lambda kv: -kv[1])[:top]  # stable: first seen first
-    opcode = rows["opcode"].tolist()
+    from parsers.ncu.source_counters import opcode as opcode_of
+
+    pcs = rows["pc"].tolist()
+    texts = rows["sass"].tolist()
+
+    def sass(i: int) -> str:
+        return sass_of(int(pcs[i])) if sass_of is not None else str(texts[i])
+
     out = []
     for key, value in ranked:
-        opcodes = " ".join(dict.fromkeys(opcode[i] for i in members[key] if opcode[i]))
-        first = rows.iloc[members[key][0]]
-        out.append({**place(first, opcodes), label: value, "share": value / total})
+        ops = (opcode_of(sass(i)) for i in members[key])
+        opcodes = " ".join(dict.fromkeys(o for o in ops if o))
+        first = members[key][0]
+        where = place(rows.iloc[first], opcodes)
+        if "sass" in where:
+            where["sass"] = sass(first)
+        out.append({**where, label: value, "share": value / total})
     return out
 
 
@@ -154,11 +176,12 @@ def kernel_locations(
     reader: Callable[[Any, Any], Any], refs: list[Any], criteria: Iterable[str], launches: int
 ) -> dict[str, Any]:
     """The ``locations`` object of one kernel from its launches' :class:`SourceRef` ``refs``
-    (read with ``reader(ref, seen)``, :func:`parsers.ncu.source_counters.read_instructions`)."""
-    from parsers.ncu.source_counters import conservation
+    (read with ``reader(ref, code)``, :func:`parsers.ncu.source_counters.read_instructions`
+    with a :class:`~parsers.ncu.source_counters.Code` shared by the launches)."""
+    from parsers.ncu.source_counters import Code, conservation
 
-    seen: dict[int, Any] = {}  # the launches of one kernel share their code's disassembly
-    read = [reader(ref, seen) for ref in refs[:MAX_LAUNCHES]]
+    code = Code()  # the launches of one kernel share their code's lines and SASS
+    read = [reader(ref, code) for ref in refs[:MAX_LAUNCHES]]
     rows = pd.concat([r.rows for r in read], ignore_index=True)
     with_line = rows[rows["line"] > 0]
     exact = all(a == b for r in read for a, b in conservation(r).values())
@@ -178,8 +201,12 @@ def kernel_locations(
         "instructions": len(rows),
         "lines": len(set(zip(with_line["file"], with_line["line"], strict=True))),
         "conservation_exact": exact,
-        "criteria": {c: top_locations(rows, c) for c in sorted(set(criteria)) if c in MEASURES},
-        "stalls": top_stalls(rows),
+        "criteria": {
+            c: top_locations(rows, c, sass_of=code.sass)
+            for c in sorted(set(criteria))
+            if c in MEASURES
+        },
+        "stalls": top_stalls(rows, sass_of=code.sass),
     }
 
 
@@ -200,10 +227,8 @@ def attach(
     and those over :data:`HOT_SHARE` are read; the others say ``"not_read": "not shown"``."""
     if not any(p.format == "ncu-rep" for p in profile.provenance):
         return
-    if reader is None:
-        from parsers.ncu.source_counters import read_instructions
+    read = reader if reader is not None else _read_without_sass
 
-        reader = read_instructions
     kernels = data.get("kernels", [])
     refs = _refs_by_kernel(profile)
     shares = [k.get("share_of_gpu_time") or 0.0 for k in kernels]
@@ -219,7 +244,14 @@ def attach(
         elif not shown:
             kernel["locations"] = {"available": ["instructions"], "not_read": "not shown"}
         else:
-            kernel["locations"] = kernel_locations(reader, found, wanted, counts.get(name, 0))
+            kernel["locations"] = kernel_locations(read, found, wanted, counts.get(name, 0))
+
+
+def _read_without_sass(ref: Any, code: Any) -> Any:
+    """A launch's instructions, SASS left to be disassembled for the printed ones only."""
+    from parsers.ncu.source_counters import read_instructions
+
+    return read_instructions(ref, code, sass=False)
 
 
 def _refs_by_kernel(profile: Any) -> dict[str, list[Any]]:

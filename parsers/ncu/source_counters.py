@@ -62,7 +62,7 @@ CODES: dict[str, str] = {
 STALL_PREFIX = "smsp__pcsamp_warps_issue_stalled_"
 #: the metric whose presence marks a launch as carrying per-instruction data
 MARKER = "inst_executed"
-_OPCODE = re.compile(r"^\s*(?:@!?U?P\w+\s+)?(\S+)")
+_OPCODE = re.compile(r"^\s*(?:@!?U?P\w+\s+)?([A-Za-z_]\S*)")
 
 
 @dataclass(frozen=True)
@@ -88,6 +88,8 @@ class Instructions:
     totals: dict[str, float] = field(default_factory=dict)
     #: source files the report embeds (``ncu --import-source yes``), by name
     source_files: tuple[str, ...] = ()
+    #: the lines and SASS by PC (:class:`Code`), for SASS read on demand
+    code: Code | None = None
 
     @property
     def has_line_info(self) -> bool:
@@ -111,26 +113,52 @@ def additive_columns(rows: pd.DataFrame) -> list[str]:
     return [c for c in rows.columns if c in COUNTERS or c.startswith("stall_")]
 
 
-#: PC -> (SASS, file, line) of instructions already disassembled (shared by the launches of
-#: one kernel, whose code sits at the same PCs)
-Disassembly = dict[int, tuple[str, str, int]]
+class Code:
+    """The source lines and the SASS of the PCs of one kernel's launches, looked up once per PC
+    (the launches of one kernel run the same code at the same PCs).  SASS is disassembled on
+    demand: the module's first disassembly in a process costs 0.3 to 0.6 s, so a report asks
+    only for the instructions it prints."""
+
+    def __init__(self) -> None:
+        self._where: dict[int, tuple[str, int]] = {}
+        self._sass: dict[int, str] = {}
+        self._action: dict[int, Any] = {}
+
+    def locate(self, action: Any, pc: int) -> tuple[str, int]:
+        """(file, line) of ``pc``; ``("", 0)`` without line info."""
+        if pc not in self._where:
+            info = action.source_info(pc)
+            where = (str(info.file_name() or ""), int(info.line() or 0)) if info else ("", 0)
+            self._where[pc] = where
+            self._action[pc] = action
+        return self._where[pc]
+
+    def sass(self, pc: int) -> str:
+        """The SASS text of ``pc`` (empty for a PC never located)."""
+        if pc not in self._sass:
+            action = self._action.get(pc)
+            self._sass[pc] = str(action.sass_by_pc(pc) or "").strip() if action else ""
+        return self._sass[pc]
 
 
-def read_instructions(ref: SourceRef, seen: Disassembly | None = None) -> Instructions:
+def read_instructions(ref: SourceRef, code: Code | None = None, sass: bool = True) -> Instructions:
     """The instruction rows of one launch (module docstring), read through ``ncu_report``.
-    ``seen``: the SASS and lines of PCs read for another launch of the same kernel, reused
-    instead of disassembling them again (and extended with this launch's)."""
+    ``code``: the lines and SASS of the other launches of the same kernel, shared; ``sass``:
+    False leaves the ``sass`` and ``opcode`` columns empty (``Instructions.code.sass(pc)``
+    disassembles one PC when needed)."""
     if ref.handle is not None:
         action = ref.handle[1]
     else:
         context = _load(ref.path)
         action = context.range_by_idx(ref.range_index).action_by_idx(ref.action_index)
-    return instructions_of(action, ref.kernel, seen)
+    return instructions_of(action, ref.kernel, code, sass)
 
 
-def instructions_of(action: Any, kernel: str, seen: Disassembly | None = None) -> Instructions:
+def instructions_of(
+    action: Any, kernel: str, code: Code | None = None, sass: bool = True
+) -> Instructions:
     """:func:`read_instructions` of an ``ncu_report`` action already at hand."""
-    seen = {} if seen is None else seen
+    code = Code() if code is None else code
     columns: dict[str, dict[int, float]] = {}
     totals: dict[str, float] = {}
     known_ids: dict[int, list[tuple[int, ...]]] = {}
@@ -153,28 +181,21 @@ def instructions_of(action: Any, kernel: str, seen: Disassembly | None = None) -
     pcs = sorted(set().union(*columns.values())) if columns else []
     starts = _function_starts(action)
     frame: dict[str, Iterable[Any]] = {}
-    functions, offsets, sass, files, lines = [], [], [], [], []
+    functions, offsets, files, lines = [], [], [], []
     for pc in pcs:
         start = _start_of(pc, starts)
         index = starts.index(start) if start in starts else -1
         functions.append(kernel if index <= 0 else f"function@{start:#x}")
         offsets.append(pc - start)
-        if pc not in seen:
-            info = action.source_info(pc)
-            seen[pc] = (
-                str(action.sass_by_pc(pc) or "").strip(),
-                str(info.file_name() or "") if info is not None else "",
-                int(info.line() or 0) if info is not None else 0,
-            )
-        text, file, line = seen[pc]
-        sass.append(text)
+        file, line = code.locate(action, pc)
         files.append(file)
         lines.append(line)
+    texts = [code.sass(pc) for pc in pcs] if sass else [""] * len(pcs)
     frame["function"] = functions
     frame["pc"] = pcs
     frame["pc_offset"] = offsets
-    frame["sass"] = sass
-    frame["opcode"] = [opcode(s) for s in sass]
+    frame["sass"] = texts
+    frame["opcode"] = [opcode(s) for s in texts]
     frame["file"] = files
     frame["line"] = lines
     for column, by_pc in columns.items():
@@ -187,7 +208,7 @@ def instructions_of(action: Any, kernel: str, seen: Disassembly | None = None) -
     rows["pc"] = rows["pc"].astype(np.uint64)
     rows["pc_offset"] = rows["pc_offset"].astype(np.int64)
     rows["line"] = rows["line"].astype(np.int64)
-    return Instructions(rows=rows, totals=totals, source_files=_embedded(action))
+    return Instructions(rows=rows, totals=totals, source_files=_embedded(action), code=code)
 
 
 def _pcs(metric: Any, known: dict[int, list[tuple[int, ...]]]) -> tuple[int, ...]:
@@ -206,7 +227,8 @@ def _pcs(metric: Any, known: dict[int, list[tuple[int, ...]]]) -> tuple[int, ...
 
 
 def opcode(sass: str) -> str:
-    """The opcode of a SASS line (``@!P0 LDG.E.128 R4, [R2.64]`` -> ``LDG.E.128``)."""
+    """The opcode of a SASS line (``@!P0 LDG.E.128 R4, [R2.64]`` -> ``LDG.E.128``); empty where
+    the report holds no disassembly (ncu stores ``???`` for code it could not disassemble)."""
     match = _OPCODE.match(sass)
     return match.group(1) if match else ""
 

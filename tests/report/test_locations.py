@@ -34,6 +34,8 @@ def _rows(*specs: dict[str, Any]) -> pd.DataFrame:
     out = []
     for i, spec in enumerate(specs):
         row = {**base, "pc": 16 * i, "pc_offset": 16 * i, **spec}
+        if "sass" not in spec:
+            row["sass"] = row["opcode"]
         for column in source_counters.COUNTERS:
             row.setdefault(column, 0.0)
         out.append(row)
@@ -122,6 +124,24 @@ def test_no_waste_lists_nothing_and_ties_keep_their_order() -> None:
         {"line": 3, "l2_sectors_global_excessive": 5},
     )
     assert [e["line"] for e in locations.top_locations(rows, "L2_GRANULARITY")["top"]] == [7, 3]
+
+
+def test_sass_is_asked_for_the_printed_instructions_only() -> None:
+    rows = _rows(
+        {"line": 1, "l1_wavefronts_shared_excessive": 1},
+        {"line": 2, "l1_wavefronts_shared_excessive": 9},
+        {"line": 2, "inst_executed": 5},
+        {"line": 2, "l1_wavefronts_shared_excessive": 3},
+    )
+    asked: list[int] = []
+
+    def sass_of(pc: int) -> str:
+        asked.append(pc)
+        return "@P0 STS.128 [R1], R4" if pc == 16 else "LDS R2, [R1]"
+
+    top = locations.top_locations(rows, "SHMEM_EFFICIENCY", top=1, sass_of=sass_of)["top"]
+    assert asked == [16, 48]  # the two wasting instructions of line 2, not line 1's
+    assert top[0]["opcodes"] == "STS.128 LDS"
 
 
 def test_top_stalls_rank_reasons_then_lines() -> None:
