@@ -43,7 +43,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import parsers  # noqa: E402
-from advisor.report import host  # noqa: E402
+from advisor.models import host  # noqa: E402
 from advisor.report.host_view import host_view  # noqa: E402
 
 TOLERANCE = 0.01

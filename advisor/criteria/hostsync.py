@@ -18,7 +18,7 @@ Potential speedup: 1 / HOSTSYNC (seed 002, section V).
 
 Who caused the idle: where the launches carry the correlation id of the API call that issued
 them (a PyTorch trace, nsys), the busiest compute stream's own gaps, launch delay and queue
-length say whether the host sets its pace (:class:`advisor.report.host.StreamPace`).  When it
+length say whether the host sets its pace (:class:`advisor.models.host.StreamPace`).  When it
 does not (the host runs ahead, the stream waits on other streams, events or communication),
 the result has the variant ``host_ahead``: its title and actions do not blame the host.
 """
@@ -44,7 +44,7 @@ from advisor.criteria.engine.spec import APPLICATION, CriterionSpec, Needs
 from advisor.profile import Profile
 
 if TYPE_CHECKING:
-    from advisor.report.host import StreamPace
+    from advisor.models.host import StreamPace
 
 NAME = "HOSTSYNC"
 #: the variant of a trace whose busiest compute stream is not host-bound (the host runs ahead,
@@ -181,7 +181,7 @@ def _pace(profile: Profile) -> StreamPace | None:
     calls = profile.api_calls
     if calls.empty or not calls["correlation_id"].notna().any():
         return None
-    from advisor.report.host import stream_pace  # the host view's figure, computed alike
+    from advisor.models.host import stream_pace  # the host view's figure, computed alike
 
     return stream_pace(profile)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from advisor.render.display import duration, shorten
 from advisor.render.markdown import md_code, md_escape
-from advisor.report import host
+from advisor.models import host
 from advisor.report.build import Report
 from advisor.report.host_view import HostView
 

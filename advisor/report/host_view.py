@@ -1,6 +1,6 @@
 """The host side of a PyTorch profiler trace, as the report shows it: the idle split, launch
 delay, the synchronizations by operator, the launch-bound check and the kernels by operator
-(:mod:`advisor.report.host`, :mod:`advisor.report.operators`).
+(:mod:`advisor.models.host`, :mod:`advisor.report.operators`).
 
 Built for profiles read from a Kineto trace only (the one format whose GPU activities carry
 their operator and whose API calls carry their synchronization kind); None for the others, so
@@ -20,7 +20,7 @@ from typing import Any
 
 from advisor.communication import Communication, communication
 from advisor.profile import Profile
-from advisor.report import host
+from advisor.models import host
 from advisor.report import operators as ops
 
 #: the formats whose profiles get a host view

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from advisor.profile import Profile
-from advisor.report.host import NO_OPERATOR
+from advisor.models.host import NO_OPERATOR
 
 #: share of the launches that must be launch-bound for the hint (half: most of the stream)
 LAUNCH_BOUND_MIN_SHARE = 0.5

@@ -1,6 +1,6 @@
 """Communication kernels (advisor/communication.py): the classifier, the overlap and exposed
 figures on a hand-built trace, the launch-configuration criteria n/a for them, and the busiest
-compute stream's pace (advisor/report/host.py); then the invariants on a real 16-rank trace."""
+compute stream's pace (advisor/models/host.py); then the invariants on a real 16-rank trace."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from advisor import communication as cm
 from advisor import pipeline
 from advisor.criteria import evaluate
 from advisor.profile import Profile
-from advisor.report import host
+from advisor.models import host
 from advisor.report.host_view import host_view
 from tests.parsers.kineto.trace_builder import call, kernel, write_trace
 

@@ -1,5 +1,5 @@
 """Idle split, launch delay, syncs by operator, launch-bound check and operator groups
-(advisor/report/host.py, operators.py, host_view.py) on the hand-built step of
+(advisor/models/host.py, advisor/report/operators.py, host_view.py) on the hand-built step of
 tests/parsers/kineto/trace_builder.py (times in us there, ns here)."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import pytest
 import parsers
 from advisor import pipeline
 from advisor.profile import Profile
-from advisor.report import host, operators
+from advisor.models import host
+from advisor.report import operators
 from advisor.report.host_view import host_json, host_view
 from tests.parsers.kineto.trace_builder import call, kernel, op, step_events, write_trace
 
