@@ -149,6 +149,108 @@ def markdown_numbers_in_json(data: Mapping[str, Any], markdown: str | None = Non
     return sorted(set(out))
 
 
+def _prediction_rows(data: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """``(where, row)`` for every kernel prediction of the JSON that carries its floor."""
+    for gpu in data.get("bsp_other_gpus") or ():
+        for row in gpu.get("kernels") or ():
+            yield f"{gpu.get('gpu')}: {row.get('name')}", row
+    for key in ("predictions", "bsp"):
+        block = data.get(key)
+        rows = block.get("kernels") if isinstance(block, Mapping) else None
+        for row in rows or ():
+            if isinstance(row, Mapping):
+                yield f"{key}: {row.get('name')}", row
+
+
+def predictions_not_under_floor(data: Mapping[str, Any], markdown: str | None = None) -> list[str]:
+    """No predicted kernel time is under its physical floor on the GPU it is predicted for: the
+    measured DRAM bytes at that GPU's peak bandwidth, or the instructions at its peak issue rate
+    (``floor_ms``, :mod:`advisor.models.bsp.floor`)."""
+    out = []
+    for where, row in _prediction_rows(data):
+        predicted, floor = row.get("predicted_ms"), row.get("floor_ms")
+        if predicted is None or floor is None:
+            continue
+        if predicted < floor * (1.0 - 1e-9):
+            out.append(f"{where}: predicted {predicted:.4g} ms under its floor {floor:.4g} ms")
+    return out
+
+
+def _summed_idle(block: Mapping[str, Any]) -> float:
+    return sum(float(block.get(k) or 0.0) for k in ("host_wait_ns", "launch_delay_ns", "other_ns"))
+
+
+def waits_within_span(data: Mapping[str, Any], markdown: str | None = None) -> list[str]:
+    """No idle or wait figure exceeds the span it lies in: the host view's idle total (host wait +
+    launch delay + other, a union over time) is at most the devices' spans together, each
+    stream's idle at most its device's span, HOSTSYNC's idle at most its span, and communication
+    (exposed ≤ communication ≤ span) likewise."""
+    out: list[str] = []
+    slack = 1.0 + 1e-9
+    host = data.get("host") or {}
+    spans = {d.get("device_id"): float(d.get("span_ns") or 0.0) for d in host.get("devices") or ()}
+    total_span = float(host.get("span_ns") or 0.0) or sum(spans.values())
+    idle = host.get("idle") or {}
+    if idle and total_span:
+        summed = _summed_idle(idle)
+        if summed > total_span * slack:
+            out.append(
+                f"host wait + launch delay + other idle = {summed / 1e6:.4g} ms, above the "
+                f"{total_span / 1e6:.4g} ms span"
+            )
+        if float(idle.get("idle_ns") or 0.0) > total_span * slack:
+            out.append(f"idle {idle['idle_ns'] / 1e6:.4g} ms above the {total_span / 1e6:.4g} ms span")
+    for stream in host.get("idle_by_stream") or ():
+        span = spans.get(stream.get("device_id"), total_span)
+        if span and float(stream.get("idle_ns") or 0.0) > span * slack:
+            out.append(
+                f"stream {stream.get('stream')}: idle {stream['idle_ns'] / 1e6:.4g} ms above its "
+                f"device's {span / 1e6:.4g} ms span"
+            )
+    inputs = (((data.get("application") or {}).get("HOSTSYNC") or {}).get("inputs")) or {}
+    if inputs.get("span_ns") and float(inputs.get("idle_ns") or 0.0) > inputs["span_ns"] * slack:
+        out.append("HOSTSYNC: idle time above the span")
+    comm = data.get("communication") or {}
+    for block in [comm, *(comm.get("devices") or ())] if comm else ():
+        exposed, total = block.get("exposed_ns"), block.get("communication_ns")
+        span = block.get("span_ns")
+        if exposed is not None and total is not None and exposed > total * slack:
+            out.append("communication: exposed time above the communication time")
+        if total is not None and span and total > span * slack:
+            out.append("communication: communication time above the span")
+    return out
+
+
+#: hint titles that judge a launch configuration (their criteria aside)
+_LAUNCH_WORDS = re.compile(r"grid too small|partial warps|occupancy|blocks than SMs", re.IGNORECASE)
+
+
+def no_launch_hint_on_collectives(data: Mapping[str, Any], markdown: str | None = None) -> list[str]:
+    """No communication kernel (NCCL/RCCL/MSCCL collective or send/recv,
+    :mod:`advisor.communication`) gets a launch-configuration or occupancy hint: its grid is sized
+    by the library and its time is mostly waiting for the other ranks."""
+    from advisor.communication import NOT_FOR_COMMUNICATION, is_communication_name
+
+    collectives = set((data.get("communication") or {}).get("kernels") or ())
+    out = []
+    for kernel in data.get("kernels") or ():
+        name = kernel.get("name")
+        if not (is_communication_name(name) or name in collectives):
+            continue
+        for hint in kernel.get("hints") or ():
+            launch = hint.get("criterion") in NOT_FOR_COMMUNICATION
+            if launch or _LAUNCH_WORDS.search(str(hint.get("title") or "")):
+                out.append(f"communication kernel {name}: {hint.get('criterion')} hint")
+    for hint in (data.get("application") or {}).get("hints") or ():
+        if hint.get("criterion") not in NOT_FOR_COMMUNICATION:
+            continue
+        named = [hint.get("kernel"), *(hint.get("kernels") or ())]
+        for name in named:
+            if isinstance(name, str) and (is_communication_name(name) or name in collectives):
+                out.append(f"application hint {hint['criterion']} names communication kernel {name}")
+    return sorted(set(out))
+
+
 #: the properties :func:`check` runs, in this order
 PREDICATES: list[Predicate] = [
     hint_not_above_application,
@@ -156,6 +258,9 @@ PREDICATES: list[Predicate] = [
     lead_hint_on_hot_kernel,
     nothing_to_fix_means_no_headroom,
     markdown_numbers_in_json,
+    predictions_not_under_floor,
+    waits_within_span,
+    no_launch_hint_on_collectives,
 ]
 
 
@@ -171,5 +276,8 @@ __all__ = [
     "lead_hint_on_hot_kernel",
     "markdown_numbers_in_json",
     "no_figure_from_nothing",
+    "no_launch_hint_on_collectives",
     "nothing_to_fix_means_no_headroom",
+    "predictions_not_under_floor",
+    "waits_within_span",
 ]
