@@ -35,7 +35,8 @@ EXPECTED: dict[str, tuple[str, int, int, int, int] | tuple[type[InputError], str
     "csv/amaris_bspgpu/gt-630/times1_nvprof_raw/matMul-Sm-SP.txt": ("nvprof-text", 7, 1, 14, 0),
     "csv/amaris_bspgpu/gt-630/times1_nvprof_raw/matMul-Sm-Un-SP.txt": ("nvprof-text", 7, 1, 14, 0),
     "csv/amaris_bspgpu/gtx-295/matMul-Gm-SP.txt": ("timing-table", 70, 1, 0, 0),
-    "csv/amaris_bspgpu/gtx-295/matMul-Gm-Un-SP.txt": ("timing-table", 70, 1, 0, 0),
+    # its last cell reads 1.84e+13 ms (584 years; its neighbours ~5.2e+05): dropped with a note
+    "csv/amaris_bspgpu/gtx-295/matMul-Gm-Un-SP.txt": ("timing-table", 69, 1, 0, 0),
     "csv/amaris_bspgpu/gtx-295/matMul-Sm-SP.txt": ("timing-table", 70, 1, 0, 0),
     "csv/amaris_bspgpu/gtx-295/matMul-Sm-Un-SP.txt": ("timing-table", 70, 1, 0, 0),
     "csv/amaris_bspgpu/gtx-660/SubSeqMax.txt": ("timing-table", 120, 1, 0, 0),
