@@ -112,7 +112,9 @@ def report(paths: Sequence[Path], gpus: str = DEFAULT_GPUS) -> Outcome:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("inputs", nargs="*", type=Path, help="folders or files (default: ../shared and samples)")
+    parser.add_argument(
+        "inputs", nargs="*", type=Path, help="folders or files (default: ../shared and samples)"
+    )
     parser.add_argument("--gpu", default=DEFAULT_GPUS, help="GPUs to predict for ('' for none)")
     args = parser.parse_args(argv)
     folders = args.inputs or [f for f in DEFAULT_FOLDERS if f.exists()]
@@ -133,7 +135,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             print(f"{path}: ok")
     checked = len(files) - refused
-    print(f"\n{len(files)} inputs, {refused} refused, {checked} reported, {broken} break a property")
+    print(
+        f"\n{len(files)} inputs, {refused} refused, {checked} reported, {broken} break a property"
+    )
     return 1 if broken else 0
 
 

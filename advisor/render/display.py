@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import itertools
+import math
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -57,6 +58,30 @@ def _collapse(name: str, left: str, right: str) -> str:
 
 #: (upper bound in ns, unit, ns per unit): a time is printed in the first unit it is below
 _TIME_UNITS = ((1e3, "ns", 1.0), (1e6, "µs", 1e3), (1e9, "ms", 1e6), (float("inf"), "s", 1e9))
+
+
+def significant(value: float, digits: int) -> str:
+    """``value`` with at most ``digits`` significant digits, written out positionally, trailing
+    zeros dropped (``0.125``, ``4.19``, ``1.5``, ``0.0000982``; never ``9.8e-05``)."""
+    if value == 0:
+        return "0"
+    exponent = math.floor(math.log10(abs(value)))
+    decimals = max(0, digits - 1 - exponent)
+    rounded = round(value, decimals)
+    if rounded != 0 and math.floor(math.log10(abs(rounded))) > exponent:  # 9.996 -> 10.0
+        decimals = max(0, decimals - 1)
+    text = f"{value:.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def share(value: float | None) -> str:
+    """A share as a percentage: one decimal, two significant digits under 0.1 % written out
+    (``0.0071%``, ``0.00007%``), never 0.0 % for a share above 0 and never an exponent."""
+    if value is None:
+        return "n/a"
+    if 0 < value < 0.001:
+        return f"{significant(100 * value, 2)}%"
+    return f"{100 * value:.1f}%"
 
 
 def duration(value_ns: float | None) -> str:

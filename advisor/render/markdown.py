@@ -48,6 +48,7 @@ from advisor.render.display import (
     distinct_names,
     duration,
     readable_name,
+    share,
     visible_text,
 )
 from advisor.report.build import HEADROOM_NOTABLE, HintView, KernelRow, Report
@@ -129,9 +130,7 @@ def _x(value: float | None) -> str:
 
 def _pct(value: float | None) -> str:
     """A share of GPU time; two significant digits under 0.1 % (``0.0071%``), not 0.0 %."""
-    if value is None:
-        return "n/a"
-    return f"{100 * value:.2g}%" if 0 < value < 0.001 else f"{100 * value:.1f}%"
+    return share(value)
 
 
 def _num(value: float | None) -> str:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import jinja2
 
-from advisor.render.display import duration
+from advisor.render.display import duration, share, significant
 
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]  # advisor/
 
@@ -101,12 +101,12 @@ def fmt_quantity(value: float | None, unit: str = "") -> str:
     magnitude = abs(value)
     for scale, prefix in _SI:
         if magnitude >= scale * 0.9995:
-            return f"{_significant(value / scale, 3)} {prefix}{unit}"
+            return f"{significant(value / scale, 3)} {prefix}{unit}"
     if float(value).is_integer():
         return f"{int(value):,}{sep}{unit}"
     if magnitude >= 1000:
         return f"{value:,.0f}{sep}{unit}"
-    return f"{_significant(value, 4)}{sep}{unit}"
+    return f"{significant(value, 4)}{sep}{unit}"
 
 
 def fmt_value(value: float | None, digits: int = 2) -> str:
@@ -115,17 +115,13 @@ def fmt_value(value: float | None, digits: int = 2) -> str:
     if value is None or not math.isfinite(value):
         return "n/a"
     if value != 0 and abs(value) < 10 ** (-digits):
-        return _significant(value, 2)
+        return significant(value, 2)
     return f"{value:,.{digits}f}" if abs(value) >= 1000 else f"{value:.{digits}f}"
 
 
 def fmt_share(value: float | None) -> str:
-    """A share as a percentage; two significant digits under 0.1 % (``0.0071%``), not 0.0 %."""
-    if value is None:
-        return "n/a"
-    if 0 < value < 0.001:
-        return f"{_significant(100 * value, 2)}%"
-    return f"{100 * value:.1f}%"
+    """A share as a percentage (:func:`advisor.render.display.share`)."""
+    return share(value)
 
 
 def fmt_input(value: float | None, name: str) -> str:
@@ -156,18 +152,6 @@ def in_words(text: str) -> str:
     return _SEED.sub(cite, text)
 
 
-def _significant(value: float, digits: int) -> str:
-    """``value`` with at most ``digits`` significant digits, written out positionally, trailing
-    zeros dropped (``0.125``, ``4.19``, ``1.5``, ``0.0000982``)."""
-    if value == 0:
-        return "0"
-    exponent = math.floor(math.log10(abs(value)))
-    decimals = max(0, digits - 1 - exponent)
-    rounded = round(value, decimals)
-    if rounded != 0 and math.floor(math.log10(abs(rounded))) > exponent:  # 9.996 -> 10.0
-        decimals = max(0, decimals - 1)
-    text = f"{value:.{decimals}f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 #: the report's number and text filters (``{{ t | duration }}``, ``{{ n | quantity("B") }}``)

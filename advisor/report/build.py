@@ -39,7 +39,7 @@ from advisor.criteria.engine.hints import THRESHOLDS, kernels_of
 from advisor.criteria.engine.speedups import application_gain
 from advisor.errors import InputError, UsageError
 from advisor.profile import Profile
-from advisor.render.display import compact, readable_name
+from advisor.render.display import compact, readable_name, share
 from advisor.report.host_view import HostView, host_view
 from advisor.report.missing import (
     TOOL_NAMES,
@@ -697,8 +697,35 @@ def _hint_json(h: HintView) -> dict[str, Any]:
         "uncapped_on_the_whole_gpu_time": h.uncapped_speedup,
         "roofline_headroom_on_the_whole_gpu_time": h.headroom_speedup,
         "ranked_by": round(severity(h), 6),
+        "nvidia_speedup": h.nvidia.speedup if h.nvidia is not None else None,
+        "nvidia_rules": list(h.nvidia.rules) if h.nvidia is not None else [],
         "title": h.title,
     }
+
+
+def _nvidia_json(analysis: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Nsight Compute's estimate for each kernel and criterion its rules speak to, as the
+    report shows it (the speedup ``1 / (1 - fraction)``, or that a rule fired without one)."""
+    out = []
+    for k in analysis.get("kernels") or ():
+        rules = k.get("ncu_rules") or ()
+        if not rules:
+            continue
+        for criterion in CRITERIA:
+            e = estimate(rules, criterion)
+            if e is None:
+                continue
+            out.append(
+                {
+                    "kernel": k.get("name"),
+                    "criterion": criterion,
+                    "speedup": e.speedup,
+                    "fraction": e.fraction,
+                    "rules": list(e.rules),
+                    "local": e.local,
+                }
+            )
+    return out
 
 
 def verdict_json(report: Report) -> dict[str, Any]:
@@ -727,6 +754,8 @@ def verdict_json(report: Report) -> dict[str, Any]:
         "roofline_headroom_on_the_whole_gpu_time": v.headroom_gpu,
         "lead_reason": v.lead_reason,
         "needs": list(v.needs),
+        "headroom_notable": HEADROOM_NOTABLE,
+        "nvidia_estimates": _nvidia_json(report.analysis_json),
         "bound_mix": [[b, f] for b, f in report.summary.bound_mix],
         "bound_text": v.bound_text,
         "device_text": v.device_text,
@@ -986,6 +1015,4 @@ def _num(value: float | None) -> str:
 
 def _pct(value: float | None) -> str:
     """A share as a percentage; two significant digits under 0.1 % (``0.0071%``), not 0.0 %."""
-    if value is None:
-        return "n/a"
-    return f"{100 * value:.2g}%" if 0 < value < 0.001 else f"{100 * value:.1f}%"
+    return share(value)

@@ -199,7 +199,9 @@ def waits_within_span(data: Mapping[str, Any], markdown: str | None = None) -> l
                 f"{total_span / 1e6:.4g} ms span"
             )
         if float(idle.get("idle_ns") or 0.0) > total_span * slack:
-            out.append(f"idle {idle['idle_ns'] / 1e6:.4g} ms above the {total_span / 1e6:.4g} ms span")
+            out.append(
+                f"idle {idle['idle_ns'] / 1e6:.4g} ms above the {total_span / 1e6:.4g} ms span"
+            )
     for stream in host.get("idle_by_stream") or ():
         span = spans.get(stream.get("device_id"), total_span)
         if span and float(stream.get("idle_ns") or 0.0) > span * slack:
@@ -225,7 +227,9 @@ def waits_within_span(data: Mapping[str, Any], markdown: str | None = None) -> l
 _LAUNCH_WORDS = re.compile(r"grid too small|partial warps|occupancy|blocks than SMs", re.IGNORECASE)
 
 
-def no_launch_hint_on_collectives(data: Mapping[str, Any], markdown: str | None = None) -> list[str]:
+def no_launch_hint_on_collectives(
+    data: Mapping[str, Any], markdown: str | None = None
+) -> list[str]:
     """No communication kernel (NCCL/RCCL/MSCCL collective or send/recv,
     :mod:`advisor.communication`) gets a launch-configuration or occupancy hint: its grid is sized
     by the library and its time is mostly waiting for the other ranks."""
@@ -247,7 +251,9 @@ def no_launch_hint_on_collectives(data: Mapping[str, Any], markdown: str | None 
         named = [hint.get("kernel"), *(hint.get("kernels") or ())]
         for name in named:
             if isinstance(name, str) and (is_communication_name(name) or name in collectives):
-                out.append(f"application hint {hint['criterion']} names communication kernel {name}")
+                out.append(
+                    f"application hint {hint['criterion']} names communication kernel {name}"
+                )
     return sorted(set(out))
 
 

@@ -26,7 +26,12 @@ def _report() -> dict[str, Any]:
         "host": {
             "span_ns": 100.0,
             "devices": [{"device_id": 0, "span_ns": 100.0}],
-            "idle": {"host_wait_ns": 10.0, "launch_delay_ns": 5.0, "other_ns": 35.0, "idle_ns": 50.0},
+            "idle": {
+                "host_wait_ns": 10.0,
+                "launch_delay_ns": 5.0,
+                "other_ns": 35.0,
+                "idle_ns": 50.0,
+            },
             "idle_by_stream": [{"device_id": 0, "stream": 7, "idle_ns": 60.0}],
         },
         "communication": {

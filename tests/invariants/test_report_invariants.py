@@ -26,11 +26,15 @@ def _params() -> list[object]:
     for folder, what in ((REAL_PROFILES, "real profiles"), (TUNING_FAMILIES, "tuning families")):
         if folder.is_dir():
             params += [
-                pytest.param(p, id=str(p.relative_to(folder.parent)), marks=pytest.mark.real_profiles)
+                pytest.param(
+                    p, id=str(p.relative_to(folder.parent)), marks=pytest.mark.real_profiles
+                )
                 for p in walk.profile_files([folder])
             ]
         else:
-            params.append(pytest.param(folder, id=f"{what} (absent)", marks=pytest.mark.real_profiles))
+            params.append(
+                pytest.param(folder, id=f"{what} (absent)", marks=pytest.mark.real_profiles)
+            )
     params += [pytest.param(p, id=p.name) for p in walk.profile_files([SAMPLES])]
     extra = os.environ.get("CUDA_ADVISOR_INVARIANT_INPUTS", "")
     for folder in filter(None, extra.split(os.pathsep)):

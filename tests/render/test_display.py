@@ -26,3 +26,15 @@ from advisor.render.display import duration
 )
 def test_duration_picks_the_unit_of_its_magnitude(ns: float | None, text: str) -> None:
     assert duration(ns) == text
+
+
+def test_a_tiny_share_is_written_out_never_as_an_exponent() -> None:
+    """A kernel of 7e-7 of the GPU time read "7e-05%" in the Markdown table (``:.2g``)."""
+    from advisor.render.display import share
+
+    assert share(7e-7) == "0.00007%"
+    assert share(0.000071) == "0.0071%"
+    assert share(0.4837) == "48.4%"
+    assert share(0.0) == "0.0%"
+    assert share(None) == "n/a"
+    assert "e" not in share(1.234e-9)
