@@ -16,6 +16,11 @@ section each metric is shown in (module versions with ``IAction.sections``), and
 rule results with NVIDIA's estimated speedups (speedups are stored from ncu 2023.2 on).  ncu's
 internal ``group:``/``breakdown:`` lists (metric names joined by commas) are skipped.
 
+Launches whose result stores per-instruction counters (the SourceCounters section) are noted
+in ``Profile.instruction_sources`` with the module's action, kept for
+:mod:`parsers.ncu.source_counters` to read on demand (docs/locations.md); nothing of them is
+read here beyond one metric look-up per launch.
+
 Before loading, :func:`parsers.ncu.rep_file.scan` checks the container: a truncated or damaged
 file is a :class:`~advisor.errors.MalformedInput`; it also gives the Nsight Compute version
 (``profiler_version``, from the session's ``Nsight Compute Target``, recorded by 2020.3 and later)
