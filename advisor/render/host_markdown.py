@@ -153,7 +153,13 @@ def host_section(report: Report) -> str:
             for g in h.syncs[:ROWS]
         ]
     if h.operators:
-        lines += ["", "| operator | launches | GPU time | share |", "| --- | --: | --: | --: |"]
+        lines += [
+            "",
+            "#### Kernels by PyTorch operator",  # the HTML report's heading of this table
+            "",
+            "| operator | launches | GPU time | share |",
+            "| --- | --: | --: | --: |",
+        ]
         lines += [
             f"| {md_code(shorten(o.operator), table=True)} | {o.launches:,} "
             f"| {duration(o.gpu_time_ns)} | {_pct(o.share)} |"

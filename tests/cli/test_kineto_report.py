@@ -54,3 +54,19 @@ def test_the_hostsync_verdict_says_what_removing_the_syncs_buys(tmp_path: Path) 
     assert first.startswith("**cuda-advisor: fix HOSTSYNC first**")
     assert "removing the host synchronizations alone buys up to" in first
     assert 'class="host-note"' in html.read_text()
+
+
+def test_the_operator_table_has_a_heading_in_the_html_and_the_markdown(tmp_path: Path) -> None:
+    trace = write_trace(tmp_path / "rank0.pt.trace.json", step_events(), compress=True)
+    html, md = tmp_path / "r.html", tmp_path / "r.md"
+    result = CliRunner().invoke(main, ["report", str(trace), "-o", str(html), "--markdown", str(md)])
+    assert result.exit_code == 0, result.stderr
+    lines = md.read_text().splitlines()
+    header = lines.index("| operator | launches | GPU time | share |")
+    # the nearest non-blank line above the table is its heading, not the previous table's rows
+    above = [line for line in lines[:header] if line.strip()][-1]
+    assert above == "#### Kernels by PyTorch operator"
+    page = html.read_text()
+    heading = page.index('<h3 id="operators">Kernels by PyTorch operator</h3>')
+    assert heading < page.index('id="operator-table"')
+    assert "<h3" not in page[heading + 5 : page.index('id="operator-table"')]
