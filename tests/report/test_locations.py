@@ -405,3 +405,16 @@ def test_report_sarif_refusals(tmp_path: Path, samples: Path) -> None:
     code, _, stderr = run("report", profile, "--sarif", str(alone), "--quiet")
     assert code == 0, stderr
     check_sarif(json.loads(alone.read_text()))  # no per-instruction data: logical locations
+
+
+@pytest.mark.real_profiles
+def test_merged_reports_keep_each_launch_source(shared_report: Path, real_profiles: Path) -> None:
+    naive = real_profiles / "reports" / "hpca-gpu-memory-profiling" / "naive.ncu-rep"
+    first, second = parsers.read(shared_report), parsers.read(naive)
+    merged = pipeline.read([str(shared_report), str(naive)])
+    assert len(merged.instruction_sources) == len(first.instruction_sources) + len(
+        second.instruction_sources
+    )
+    names = dict(zip(merged.launches["launch_id"], merged.launches["name"], strict=True))
+    for launch_id, ref in merged.instruction_sources.items():
+        assert names[launch_id] == ref.kernel  # each source follows its renumbered launch
