@@ -24,6 +24,7 @@ from advisor.cli import options
 from advisor.cli.report import gate_exit
 from advisor.errors import UsageError, one_line
 from advisor.output import write_atomic
+from advisor.report import local_paths
 
 
 @click.command(name="compare")
@@ -117,13 +118,15 @@ def compare_cmd(
         click.echo(f"cuda-advisor: warning: {one_line(line)}", err=True)
     if json_path is not None:
         text = pipeline.json_text(_clean(compare.to_json(result)))
-        write_atomic(json_path, text, inputs=inputs)
+        write_atomic(json_path, local_paths.hide(text, inputs), inputs=inputs)
         options.say(quiet, f"wrote {json_path}")
     if html_path is not None:
-        write_atomic(html_path, render_compare.html(result), inputs=inputs)
+        page = local_paths.hide(render_compare.html(result), inputs)
+        write_atomic(html_path, page, inputs=inputs)
         options.say(quiet, f"wrote {html_path}")
     if markdown_path is not None:
-        write_atomic(markdown_path, render_compare.markdown(result), inputs=inputs)
+        comment = local_paths.hide(render_compare.markdown(result), inputs)
+        write_atomic(markdown_path, comment, inputs=inputs)
         options.say(quiet, f"wrote {markdown_path}")
     gate_exit([] if max_regression is None else compare.regressions(result, max_regression))
 

@@ -33,7 +33,7 @@ from advisor.errors import EXIT_GATE, UnreadableInput, UsageError, one_line
 from advisor.models.bsp.app import read_app
 from advisor.models.maxsum import description as maxsum_input
 from advisor.output import refuse_inputs, write_atomic
-from advisor.report import gates
+from advisor.report import gates, local_paths
 from advisor.report.predictions import ModelInputs, other_gpus_json
 
 
@@ -176,13 +176,14 @@ def report_cmd(
             data = {**data, "bsp_other_gpus": other_gpus_json(built.predictions)}
         # the verdict the HTML and the Markdown render, with each figure named (docs/report.md)
         out = {**data, "verdict": verdict_json(built)}
-        write_atomic(json_path, pipeline.json_text(out), inputs=inputs)
+        text = local_paths.hide(pipeline.json_text(out), inputs)  # no local directory
+        write_atomic(json_path, text, inputs=inputs)
         options.say(quiet, f"wrote {json_path}: {kernels} kernels, {hints} hints")
     if sarif_path is not None:
         from advisor.report.sarif import sarif_log
 
         log = sarif_log(run.data)
-        write_atomic(sarif_path, pipeline.json_text(log), inputs=inputs)
+        write_atomic(sarif_path, local_paths.hide(pipeline.json_text(log), inputs), inputs=inputs)
         options.say(quiet, f"wrote {sarif_path}: {len(log['runs'][0]['results'])} results")
     if html_path is not None or markdown_path is not None:
         from advisor.render import report as render  # not loaded for --json alone
@@ -191,11 +192,11 @@ def report_cmd(
             built = pipeline.build(run, models, steps=bar)
         if html_path is not None:
             html = bar.call(f"rendering {html_path}", render.html, built)
-            write_atomic(html_path, html, inputs=inputs)
+            write_atomic(html_path, local_paths.hide(html, inputs), inputs=inputs)
             options.say(quiet, f"wrote {html_path}: {kernels} kernels, {hints} hints")
         if markdown_path is not None:
             text = bar.call(f"rendering {markdown_path}", render.markdown, built)
-            write_atomic(markdown_path, text, inputs=inputs)
+            write_atomic(markdown_path, local_paths.hide(text, inputs), inputs=inputs)
             options.say(quiet, f"wrote {markdown_path}")
     failed, unevaluated = gates.check(conditions, data)
     if allow_missing:

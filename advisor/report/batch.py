@@ -31,7 +31,7 @@ from advisor.errors import AdvisorError, InputError, UnreadableInput, UsageError
 from advisor.output import write_atomic
 from advisor.render import report as render
 from advisor.render.display import shorten
-from advisor.report import gates
+from advisor.report import gates, local_paths
 from advisor.report.build import verdict_json
 
 #: a path's folder separator is replaced by this in output file names
@@ -209,6 +209,7 @@ def analyse_one(job: Job, settings: Settings) -> Entry:
 
 
 def _write(folder: str, job: Job, kind: str, text: str) -> None:
+    text = local_paths.hide(text, (job.path,))  # no directory of this machine in the output
     write_atomic(os.path.join(folder, job.name + SUFFIXES[kind]), text, inputs=(job.path,))
 
 

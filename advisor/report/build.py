@@ -533,10 +533,11 @@ def compute_capability(device: Mapping[str, Any]) -> float | None:
 
 def shown_path(path: str) -> str:
     """An input path as the report shows it: as the user gave it when relative; an absolute path
-    (of this machine) is written as its base name, so the artifact holds no local directory."""
-    import os.path
+    (of this machine) is written as its base name, so the artifact holds no local directory
+    (:func:`advisor.report.local_paths.shown_path`)."""
+    from advisor.report import local_paths
 
-    return os.path.basename(path) if os.path.isabs(path) else path
+    return local_paths.shown_path(path)
 
 
 def _bound_text(mix: tuple[tuple[str, float], ...]) -> str:
