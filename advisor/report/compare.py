@@ -834,6 +834,7 @@ CHANGE_COUNTS: tuple[tuple[str, str], ...] = (
     ("inst_executed", "warp instructions"),
     ("thread_inst_executed", "thread instructions"),
     ("not_predicated_off_thread_inst_executed", "predicated-on thread instructions"),
+    ("idle_lane_slots", "idle lane slots"),  # DIVERGENCE: lane slots issued without work
     ("memory_l2_theoretical_sectors_global", "L2 sectors of global accesses"),
     ("l2_tex_read_transactions", "L2 read sectors"),
     ("l2_tex_write_transactions", "L2 write sectors"),
