@@ -173,11 +173,15 @@ def instructions_of(
         metric = action.metric_by_name(name)
         if metric is None or not metric.has_correlation_ids():
             continue
+        total = float(metric.as_double()) if metric.has_value() else None
+        if column not in CODES and total is not None:
+            totals[column] = total
+        if total == 0.0 and column not in CODES:  # counts are never negative: all zero
+            columns.setdefault(column, {})
+            continue
         pcs_of = _pcs(metric, known_ids)
         value = metric.as_double
         columns[column] = dict(zip(pcs_of, (value(i) for i in range(len(pcs_of))), strict=True))
-        if column not in CODES and metric.has_value():
-            totals[column] = float(metric.as_double())
     pcs = sorted(set().union(*columns.values())) if columns else []
     starts = _function_starts(action)
     frame: dict[str, Iterable[Any]] = {}
