@@ -46,6 +46,27 @@ LAZY_COMMANDS = {
     "microbench": "microbench",
 }
 
+#: each lazy command's one-line summary (the first sentence of its help, which is all click's
+#: command list shows), so ``cuda-advisor --help`` lists the commands without importing their
+#: modules and, through them, pandas and pyarrow; tests/cli/test_startup.py checks every entry
+#: against the command's own help
+COMMAND_SUMMARIES = {
+    "access": "Global coalescing and shared bank conflicts of a per-thread access pattern.",
+    "compare": "Compare tuning versions of one application, the first being the baseline: "
+    "VERSION... are profiles (FILE[,FILE...] or FOLDER) or saved analyses, in order.",
+    "devices": "List the GPU database, or show one GPU (NAME) and its characterization.",
+    "formats": "List the input formats cuda-advisor reads.",
+    "inspect": "Show what each profile FILE holds: format, devices, launches, kernels, metrics.",
+    "metrics": "Print the profiler command that collects everything the advisor uses.",
+    "microbench": "GPU microbenchmarks: build, check, run, fit a device characterization.",
+    "predict": "Predict kernel times from analytic models (BSP, MAX/SUM bounds).",
+    "report": "Score every kernel of the FILEs (one application run) on every optimization "
+    "criterion (docs/criteria.md) and write the report as HTML (-o), Markdown (--markdown) "
+    "and/or JSON (--json).",
+    "streams": "Predict each HtoD copy -> kernels -> DtoH copy sequence of TRACE split over n "
+    "streams.",
+}
+
 
 class _Group(click.Group):
     """A click group that turns every error into one line on stderr and an exit code, and
@@ -70,6 +91,21 @@ class _Group(click.Group):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*self.commands, *LAZY_COMMANDS})
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list of ``--help``: a command not loaded yet is listed from its summary
+        (:data:`COMMAND_SUMMARIES`) instead of importing its module."""
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.commands.get(name)
+            if command is None:
+                command = click.Command(name, help=COMMAND_SUMMARIES[name])
+            if not command.hidden:
+                rows.append((name, command))
+        if rows:
+            limit = formatter.width - 6 - max(len(name) for name, _ in rows)
+            with formatter.section("Commands"):
+                formatter.write_dl([(name, cmd.get_short_help_str(limit)) for name, cmd in rows])
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in LAZY_COMMANDS:

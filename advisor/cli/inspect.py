@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
-import parsers
 from advisor.cli import options
 from advisor.errors import EXIT_INPUT, AdvisorError, one_line
-from advisor.profile import Profile, merge
+
+if TYPE_CHECKING:  # pandas loads when the command runs, not for --help
+    from advisor.profile import Profile
 
 
 @click.command(name="inspect")
@@ -22,6 +24,8 @@ from advisor.profile import Profile, merge
 )
 def inspect_cmd(files: tuple[str, ...], as_json: bool, merge_inputs: bool) -> None:
     """Show what each profile FILE holds: format, devices, launches, kernels, metrics."""
+    import parsers
+    from advisor.profile import merge
     from advisor.report.inspect import render_text, summarize  # its templates load here
 
     profiles: list[Profile] = []

@@ -16,9 +16,9 @@ from typing import Any, TypeVar
 
 import click
 
-from advisor.criteria.engine.speedups import AMDAHL, SPEEDUP_FORMS
 from advisor.errors import UsageError, one_line
 from advisor.output import same_file
+from advisor.speedup_forms import AMDAHL, SPEEDUP_FORMS
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -12,14 +12,12 @@ from collections.abc import Callable
 
 import click
 
-from advisor import pipeline
 from advisor.cli import options
 from advisor.devices.database import find_device
 from advisor.errors import UsageError
 from advisor.models.bsp import DEFAULT_LATENCIES, GpuSpec, Latencies, ThreadCounts
 from advisor.models.bsp.app import read_app
 from advisor.models.bsp.arch import DEFAULT_FORM, FORMS
-from advisor.models.bsp.profile import counts_from_profile, pick_kernel, profiled_time_note
 from advisor.models.bsp.result import profile_per_thread, render_text, run_bsp, to_json
 
 CALIBRATE_SYNTAX = "GPU:N:TIME, e.g. 'GeForce GTX 680:1024:26.2' (N the input size, TIME in ms)"
@@ -188,6 +186,9 @@ def bsp_cmd(
                 "--sizes needs --app: counts from a profile hold for the profiled run only; "
                 "write an application file to predict other sizes"
             )
+        from advisor import pipeline  # pandas loads here, not for --help
+        from advisor.models.bsp.profile import counts_from_profile, pick_kernel, profiled_time_note
+
         profile = pipeline.read(profile_paths)
         found = counts_from_profile(profile, pick_kernel(profile, kernel))
         counts_at = _constant(found.counts)

@@ -22,19 +22,21 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import click
 
-from advisor import pipeline, progress
+from advisor import progress
 from advisor.cli import options
-from advisor.criteria.engine import collect
 from advisor.devices.database import find_device
 from advisor.errors import EXIT_GATE, UnreadableInput, UsageError, one_line
 from advisor.models.bsp.app import read_app
 from advisor.models.maxsum import description as maxsum_input
 from advisor.output import refuse_inputs, write_atomic
-from advisor.report import gates, local_paths
-from advisor.report.predictions import ModelInputs, other_gpus_json
+from advisor.report import local_paths
+
+if TYPE_CHECKING:  # the modules that import pandas load when a command runs, not for --help
+    from advisor.report.predictions import ModelInputs
 
 
 @click.command(name="report")
@@ -137,6 +139,10 @@ def report_cmd(
     (docs/criteria.md) and write the report as HTML (-o), Markdown (--markdown) and/or JSON (--json).
 
     With --per-file, every profile in the FILE folders gets its own report, plus an index."""
+    from advisor import pipeline
+    from advisor.report import gates
+    from advisor.report.predictions import other_gpus_json
+
     _check_sarif(sarif_path, per_file, html_path, markdown_path, json_path)
     if sarif_path is None or any(out is not None for out in (html_path, markdown_path, json_path)):
         options.require_output("report", html_path, markdown_path, json_path, files=not per_file)
@@ -229,6 +235,8 @@ def _model_inputs(
     predict_gpus: tuple[str, ...] = (),
 ) -> ModelInputs:
     """The descriptions given for the predictions, read and checked (bad files: exit 3)."""
+    from advisor.report.predictions import ModelInputs
+
     if per_file and (app_path or kernels_path or predict_gpus):
         raise UsageError(
             "report: --app, --kernels and --predict-gpu describe one run; not with --per-file"
@@ -291,6 +299,8 @@ def _check_single(files: tuple[str, ...], jobs: int | None, *outputs: str | None
 )
 def metrics_cmd(tool: str) -> None:
     """Print the profiler command that collects everything the advisor uses."""
+    from advisor.criteria.engine import collect
+
     main, timeline = collect.everything(tool)
     click.echo("# every metric the advisor uses, in one profiler run (./APP is your program):")
     click.echo(main)

@@ -9,18 +9,15 @@ docs/streams.md.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
 
-import parsers
 from advisor.cli import options
 from advisor.models import streams
-from advisor.models.streams.analysis import (
-    SequenceStreams,
-    StreamsAnalysis,
-    analyze_streams,
-    to_dict,
-)
+
+if TYPE_CHECKING:  # pandas loads when the command runs, not for --help
+    from advisor.models.streams.analysis import SequenceStreams, StreamsAnalysis
 
 #: the n shown in the text curve (every n is in --json)
 CURVE_POINTS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
@@ -65,6 +62,9 @@ def streams_cmd(
     Models: seed 004 §3.2.1 (cc 1.x) and §3.2.2 (cc 2.x); for cc >= 3.0 the project's extension,
     MODELS.md §6 Decision 6.  t_sc default: seed 004 Table 3.
     """
+    import parsers
+    from advisor.models.streams.analysis import analyze_streams, to_dict
+
     analysis = analyze_streams(parsers.read(trace), cc=cc, tsc_ms=tsc_ms, max_streams=max_streams)
     if as_json:
         text = json.dumps(to_dict(analysis), indent=2, sort_keys=True, allow_nan=False)

@@ -32,14 +32,13 @@ from collections.abc import Callable, Sequence
 
 from advisor.criteria.engine.common import Context, aux_mean, clamp01
 from advisor.criteria.engine.inputs import KernelData, Recipe, Values
+from advisor.speedup_forms import AMDAHL as AMDAHL  # the names, re-exported
+from advisor.speedup_forms import PAPER as PAPER
+from advisor.speedup_forms import SPEEDUP_FORMS as SPEEDUP_FORMS
 
 #: Below this fraction of peak on both memory and compute a kernel is latency-bound: the threshold
 #: of Nsight Compute's SOL rule ("below 60 % of peak typically indicate latency issues").
 LATENCY_BOUND_BELOW_FRAC = 0.6
-
-PAPER = "paper"
-AMDAHL = "amdahl"
-SPEEDUP_FORMS = (AMDAHL, PAPER)
 
 
 # --------------------------------------------------------------------------- the forms

@@ -1,0 +1,126 @@
+"""Start-up cost: ``--help`` and ``CMD --help`` load no heavy library, and the command list that
+``--help`` prints without importing the command modules is the one the modules would give.
+
+Each check runs a fresh interpreter (the test process has long imported everything) and reads
+its ``sys.modules`` after the command returned; no timing is asserted here (the timings are in
+benchmarks/bench_startup.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from advisor.cli import group
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: libraries no help text needs: the data stack and the HTML renderer's
+HEAVY = ("pandas", "pyarrow", "matplotlib", "jinja2", "scipy")
+
+#: run a command line in this interpreter, then print which of the modules asked for are loaded
+PROBE = """
+import contextlib, io, json, sys
+from advisor.cli import main
+asked = json.loads(sys.argv[2])
+sys.argv = ["cuda-advisor", *json.loads(sys.argv[1])]
+code = 0
+with contextlib.redirect_stdout(io.StringIO()):
+    try:
+        main()
+    except SystemExit as exc:
+        code = exc.code
+print(json.dumps({"code": code, "loaded": [m for m in asked if m in sys.modules]}))
+"""
+
+
+def _loaded(args: list[str], modules: tuple[str, ...]) -> tuple[int, list[str]]:
+    """Exit code of ``cuda-advisor ARGS`` in a fresh interpreter, and which of ``modules`` it
+    imported."""
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(args), json.dumps(modules)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    result = json.loads(out.splitlines()[-1])
+    return result["code"], result["loaded"]
+
+
+def test_group_help_loads_no_command_module_nor_numpy() -> None:
+    code, loaded = _loaded(["--help"], (*HEAVY, "numpy", "advisor.cli.report", "advisor.pipeline"))
+    assert code == 0
+    assert loaded == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["report", "--help"],
+        ["metrics", "--help"],
+        ["inspect", "--help"],
+        ["formats", "--help"],
+        ["compare", "--help"],
+        ["predict", "--help"],
+        ["predict", "bsp", "--help"],
+        ["predict", "maxsum", "--help"],
+        ["streams", "--help"],
+        ["access", "--help"],
+        ["devices", "--help"],
+        ["microbench", "--help"],
+    ],
+    ids=lambda args: " ".join(args),
+)
+def test_command_help_loads_no_heavy_library(args: list[str]) -> None:
+    code, loaded = _loaded(args, HEAVY)
+    assert code == 0
+    assert loaded == []
+
+
+def test_report_help_loads_no_numpy() -> None:
+    """``report --help``, the help a CI script reads first, does not even load numpy."""
+    assert _loaded(["report", "--help"], ("numpy",)) == (0, [])
+
+
+def test_summaries_are_the_commands_first_sentences() -> None:
+    """Every lazy command has a summary, and it is what click would show from the command's own
+    help at any width (the whole first sentence, before click shortens it)."""
+    for module in sorted(set(group.LAZY_COMMANDS.values())):
+        group._register(module)
+    assert set(group.COMMAND_SUMMARIES) == set(group.LAZY_COMMANDS)
+    for name, summary in group.COMMAND_SUMMARIES.items():
+        command = group.main.commands[name]
+        assert command.get_short_help_str(10**6) == summary, name
+
+
+def test_group_help_is_the_same_with_the_commands_loaded() -> None:
+    """The list printed from the summaries equals the one printed from the loaded commands, at
+    a narrow and a wide terminal."""
+    for width in (60, 80, 200):
+        fresh = group._Group(name="cuda-advisor", help=group.main.help)
+        fresh.params = list(group.main.params)
+        loaded = group._Group(name="cuda-advisor", help=group.main.help)
+        loaded.params = list(group.main.params)
+        for module in sorted(set(group.LAZY_COMMANDS.values())):
+            group._register(module)
+        for command in group.main.commands.values():
+            loaded.add_command(command)
+        texts = []
+        for cli in (fresh, loaded):
+            ctx = click.Context(cli, info_name="cuda-advisor", terminal_width=width)
+            texts.append(cli.get_help(ctx))
+        assert "Commands:" in texts[0]
+        assert texts[0] == texts[1]
+
+
+def test_group_help_in_process_lists_every_command() -> None:
+    result = CliRunner().invoke(group.main, ["--help"])
+    assert result.exit_code == 0
+    for name in group.LAZY_COMMANDS:
+        assert f"  {name} " in result.stdout
