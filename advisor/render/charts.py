@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
-from advisor.render.criteria_svg import criteria_svg
+from advisor.render.criteria_svg import chart_label, criteria_svg
 from advisor.render.display import duration
 from advisor.report.build import KernelDetail, StreamsSequence
 from advisor.report.roofline import Roofline
@@ -249,7 +249,8 @@ def grouped_criteria_chart(
             ax.bar(xs, values, width=width, label=version)
         ax.set_ylim(0, 1.05)
         ax.set_xticks(range(len(criteria)))
-        ax.set_xticklabels([c.replace("_", "\n") for c, _ in criteria], fontsize=6.5)
+        slot = ax.get_position().width * 7.0 * 72 / max(1, len(criteria))  # px per criterion
+        ax.set_xticklabels(["\n".join(chart_label(c, slot)) for c, _ in criteria], fontsize=6.5)
         ax.set_ylabel("criterion (1 = best)")
         ax.legend(
             loc="lower right",

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from markupsafe import Markup, escape
 
+from advisor.criteria import SPECS
 from advisor.report.build import CriterionView
 
 #: the chart's size in px and the plot area inside it (matplotlib's subplots_adjust of the
@@ -25,6 +26,34 @@ Y_MAX = 1.3
 #: colours: criterion bar, below-threshold bar, potential speedup, muted text and frames
 OK, LOW, SPEEDUP, MUTED = "#4c72b0", "#dd8452", "#c44e52", "#666666"
 _FONT = 'font-family="DejaVu Sans, Verdana, sans-serif"'
+#: the font size of the criterion names under the bars, and their line height (px)
+LABEL_SIZE, LABEL_LINE = 6.5, 7.5
+#: each criterion's name under its bar: the kernels table's short column label (``L1 gran.``);
+#: the full names (``L1_GRANULARITY``, ``L2_GRANULARITY``) are wider than a bar's slot and ran
+#: into each other
+_SHORT = {s.name: s.short_label for s in SPECS}
+
+
+def text_width(text: str, size: float) -> float:
+    """An upper estimate of ``text``'s width in px at ``size`` in DejaVu Sans / Verdana: 0.75 em
+    for a capital (``M``, ``W`` are the widest), 0.62 em for any other character."""
+    return sum((0.75 if c.isupper() else 0.62) * size for c in text)
+
+
+def chart_label(name: str, slot: float, size: float = LABEL_SIZE) -> list[str]:
+    """The lines of ``name``'s label under a bar ``slot`` px wide: its short label (the name
+    itself when it has none), words wrapped so each line is at most 90 % of the slot wide, a
+    word wider than that cut with an ellipsis; labels of neighbouring bars then never touch."""
+    room = 0.9 * slot
+    lines: list[str] = []
+    for word in _SHORT.get(name, name).replace("_", " ").split():
+        while text_width(word, size) > room and len(word) > 1:
+            word = word[:-2] + "…" if word.endswith("…") else word[:-1] + "…"
+        if lines and text_width(f"{lines[-1]} {word}", size) <= room:
+            lines[-1] = f"{lines[-1]} {word}"
+        else:
+            lines.append(word)
+    return lines
 
 
 def criteria_svg(criteria: Sequence[CriterionView], ident: str) -> Markup:
@@ -98,8 +127,9 @@ def _bar(c: CriterionView, x: float, slot: float, hatch: str) -> list[str]:
             f'<line x1="{x - 0.45 * slot:.1f}" y1="{y:.1f}" x2="{x + 0.45 * slot:.1f}" '
             f'y2="{y:.1f}" stroke="#333333" stroke-width="0.7" stroke-dasharray="3,2"/>'
         )
-    for k, word in enumerate(c.name.split("_")):  # the name under its bar, a word a line
-        parts.append(_text(x, _BOTTOM + 10 + 7.5 * k, word, "middle", "#000000", 6.5))
+    for k, line in enumerate(chart_label(c.name, slot)):  # the name under its bar
+        y = _BOTTOM + 10 + LABEL_LINE * k
+        parts.append(_text(x, y, line, "middle", "#000000", LABEL_SIZE))
     return parts
 
 
@@ -125,4 +155,4 @@ def _text(
     )
 
 
-__all__ = ["criteria_svg"]
+__all__ = ["chart_label", "criteria_svg", "text_width"]

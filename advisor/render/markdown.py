@@ -401,6 +401,13 @@ def _facts(view: _View) -> str:
     parts.append("device: " + md_escape(_clip(device, TEXT_CHARS)))
     if v is not None and v.bound_text:
         parts.append(md_escape(v.bound_text))
+    if v is not None and v.limits:  # each top kernel's limiting unit (Speed Of Light)
+        parts.append(
+            "; ".join(
+                f"{md_code(_clip(u.display, TEXT_CHARS))} ({_pct(u.share)} of GPU time): {u.text}"
+                for u in v.limits
+            )
+        )
     # HOSTSYNC is the application's: said here once, not in every kernel's line
     parts.append(f"HOSTSYNC (GPU busy / timeline span) {_num(s.hostsync.value)}")
     return " · ".join(parts) + "\n\n"

@@ -29,7 +29,7 @@ or hint stands NVIDIA Nsight Compute's estimate for the same bottleneck when the
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -57,7 +57,7 @@ from advisor.report.predictions import (
     build_predictions,
     database_device,
 )
-from advisor.report.roofline import Roofline, build_roofline
+from advisor.report.roofline import Roofline, build_roofline, kernel_metric_means
 from advisor.report.spread import Spread, spreads
 from advisor.report.timeline import Timeline, timeline
 
@@ -290,6 +290,16 @@ class Verdict:
     bound_text: str = ""
     #: the device line: "NVIDIA B200", with "(the profile names ...)" only when it differs
     device_text: str = ""
+    #: the limiting unit of the top kernel and of every kernel over :data:`LIMIT_SHARE` of the
+    #: GPU time, where the profile has their Speed Of Light figures (:func:`limiting_units`)
+    limits: tuple[LimitingUnit, ...] = ()
+
+    @property
+    def limits_text(self) -> str:
+        """The limits in words: "`k` (50.3% of GPU time): limited by DRAM at 87% of peak"."""
+        return "; ".join(
+            f"{u.display} ({_pct(u.share)} of GPU time): {u.text}" for u in self.limits
+        )
 
     @property
     def fix_speedup(self) -> float | None:
@@ -425,8 +435,11 @@ def build(
         analysis_json=data,
         predictions=build_predictions(profile, kernels, model_inputs),
         roofline=build_roofline(profile, kernels, data["device"]),
-        verdict=_verdict(
-            summary, app, hints, rows, profilers, kernels, compute_capability(data["device"])
+        verdict=replace(
+            _verdict(
+                summary, app, hints, rows, profilers, kernels, compute_capability(data["device"])
+            ),
+            limits=limiting_units(kernels, profile),
         ),
         collect=what_to_collect(
             kernels, app["HOSTSYNC"], profilers, compute_capability(data["device"])
@@ -684,6 +697,89 @@ def _verdict(
     )
 
 
+#: a kernel over this share of the GPU time gets its limiting unit named in the verdict (the top
+#: kernel always does)
+LIMIT_SHARE = 0.10
+#: the Speed Of Light figures a limiting unit is chosen from: (unit, canonical metric); Nsight
+#: Compute's GPU Speed Of Light and Memory Workload sections (advisor/data/metric_map.csv)
+SPEED_OF_LIGHT: tuple[tuple[str, str], ...] = (
+    ("DRAM", "dram_throughput_pct_of_peak"),
+    ("L2", "l2_throughput_pct_of_peak"),
+    ("L1/TEX", "l1tex_throughput_pct_of_peak"),
+    ("SM", "compute_throughput_pct_of_peak"),
+)
+
+#: a unit at or above this fraction of its peak limits the kernel; with every unit below it the
+#: kernel is latency-bound (Nsight Compute's Speed Of Light rule: below 60 % of peak in both
+#: compute and memory, latency issues are likely)
+NEAR_PEAK = 0.6
+
+
+@dataclass(frozen=True)
+class LimitingUnit:
+    """The unit a kernel runs closest to its peak on: the largest of its Speed Of Light figures
+    (:data:`SPEED_OF_LIGHT`, each the mean over the kernel's launches, as a fraction of peak)."""
+
+    kernel: str
+    display: str
+    share: float  # of the GPU time
+    unit: str  # DRAM | L2 | L1/TEX | SM
+    frac_of_peak: float
+    #: every unit's figure the profile has, in :data:`SPEED_OF_LIGHT` order
+    units: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def text(self) -> str:
+        """In words, "limited by DRAM at 87% of peak"; below :data:`NEAR_PEAK` no unit limits it,
+        and the busiest unit is named as such."""
+        at = f"{self.unit} at {self.frac_of_peak * 100:.0f}% of peak"
+        if self.frac_of_peak >= NEAR_PEAK:
+            return f"limited by {at}"
+        return f"no unit near its peak (busiest: {at}): latency-bound"
+
+
+def limiting_units(
+    kernels: Sequence[Mapping[str, Any]], profile: Profile
+) -> tuple[LimitingUnit, ...]:
+    """The limiting unit of the top kernel (by GPU time) and of each kernel over
+    :data:`LIMIT_SHARE` of it: the unit of the largest Speed Of Light figure (% of peak) the
+    profile holds for it.  A kernel without any of these figures (nvprof, nsys, a trace, an ncu
+    export without the SpeedOfLight section) is left out: nothing is claimed for it."""
+    ranked = [k for k in kernels if k.get("share_of_gpu_time") is not None]
+    chosen = [k for i, k in enumerate(ranked) if i == 0 or k["share_of_gpu_time"] > LIMIT_SHARE]
+    if not chosen:
+        return ()
+    means = kernel_metric_means(profile)
+    out = []
+    for k in chosen:
+        metrics = means.get(k["name"], {})
+        units = tuple(
+            (unit, float(metrics[m]))
+            for unit, m in SPEED_OF_LIGHT
+            if m in metrics and math.isfinite(metrics[m])
+        )
+        if not units:
+            continue
+        unit, frac = max(units, key=lambda u: u[1])  # the first in SPEED_OF_LIGHT on a tie
+        share = float(k["share_of_gpu_time"])
+        out.append(LimitingUnit(k["name"], display_name(k["name"]), share, unit, frac, units))
+    return tuple(out)
+
+
+def _limits_json(v: Verdict) -> list[dict[str, Any]]:
+    return [
+        {
+            "kernel": u.kernel,
+            "share_of_gpu_time": u.share,
+            "unit": u.unit,
+            "fraction_of_peak": u.frac_of_peak,
+            "speed_of_light": {name: frac for name, frac in u.units},
+            "text": u.text,
+        }
+        for u in v.limits
+    ]
+
+
 def _hint_json(h: HintView) -> dict[str, Any]:
     return {
         "criterion": h.criterion,
@@ -759,6 +855,8 @@ def verdict_json(report: Report) -> dict[str, Any]:
         "nvidia_estimates": _nvidia_json(report.analysis_json),
         "bound_mix": [[b, f] for b, f in report.summary.bound_mix],
         "bound_text": v.bound_text,
+        "limits": _limits_json(v),
+        "limits_text": v.limits_text,
         "device_text": v.device_text,
         "collect": {
             "commands": [[w, cmd] for w, cmd in c.commands],

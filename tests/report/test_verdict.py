@@ -207,3 +207,56 @@ def test_invariant_markdown_numbers_come_from_the_json() -> None:
     assert invariants.markdown_numbers_in_json(data, "49.5% of GPU time") != []
     # kernel names and commands are not figures
     assert invariants.markdown_numbers_in_json(data, "`k<2.5x>` and\n```sh\nrun 3.3x\n```") == []
+
+
+SOL_METRICS = {
+    "DRAM": "dram_throughput_pct_of_peak",
+    "L2": "l2_throughput_pct_of_peak",
+    "L1/TEX": "l1tex_throughput_pct_of_peak",
+    "SM": "compute_throughput_pct_of_peak",
+}
+
+
+@pytest.mark.parametrize(
+    "rep", [Path("reports/CUDA_Learning/shared_report.ncu-rep"), T4_NCU_REP], ids=["smem", "t4"]
+)
+def test_limiting_unit_of_the_top_kernels_from_speed_of_light(
+    real_profiles: Path, tmp_path: Path, rep: Path
+) -> None:
+    """Fault: the facts line gave shares of GPU time but not which unit limits the top kernels.
+    The unit named is the largest Speed Of Light figure the profile holds for the kernel
+    (computed here from the profile's own metric rows), for the top kernel and every kernel
+    over 10 % of the GPU time, in the JSON, the Markdown and the HTML."""
+    from advisor import pipeline
+
+    data, md, html = _report(tmp_path, real_profiles / rep)
+    limits = data["verdict"]["limits"]
+    kernels = sorted(data["kernels"], key=lambda k: -(k["share_of_gpu_time"] or 0.0))
+    expected = [k["name"] for i, k in enumerate(kernels) if i == 0 or k["share_of_gpu_time"] > 0.1]
+    assert [u["kernel"] for u in limits] == expected
+    metrics = pipeline.read([str(real_profiles / rep)]).metrics
+    for u in limits:
+        rows = metrics[metrics["kernel"] == u["kernel"]]
+        sol = {
+            unit: float(rows.loc[rows["metric"] == m, "value"].astype(float).mean())
+            for unit, m in SOL_METRICS.items()
+            if (rows["metric"] == m).any()
+        }
+        assert u["speed_of_light"] == pytest.approx(sol)
+        assert u["unit"] == max(sol, key=lambda k: sol[k])
+        assert u["fraction_of_peak"] == pytest.approx(max(sol.values()))
+        pct = f"{u['unit']} at {u['fraction_of_peak'] * 100:.0f}% of peak"
+        assert pct in u["text"] and u["text"] in md and u["text"] in html
+        assert ("limited by" in u["text"]) == (u["fraction_of_peak"] >= 0.6)
+    facts = md.split("\n\n")[1]  # the facts line after the verdict
+    assert limits[0]["text"] in facts
+
+
+def test_no_limiting_unit_is_claimed_without_speed_of_light(samples: Path, tmp_path: Path) -> None:
+    """An nvprof pair has no Speed Of Light figures: nothing is claimed."""
+    data, md, html = _report(tmp_path, *_pair(samples))
+    assert data["verdict"]["limits"] == [] and data["verdict"]["limits_text"] == ""
+    verdict = html.split('<section id="verdict"')[1].split("</section>")[0]
+    for text in ("\n\n".join(md.split("\n\n")[:2]), verdict):  # verdict and facts line
+        assert "of peak" not in text and "limited by" not in text
+    assert 'class="limits"' not in html
