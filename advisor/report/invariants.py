@@ -100,6 +100,15 @@ def nothing_to_fix_means_no_headroom(
 #: ``1.37x``, ``up to **1.37x**``; and percentages ``48.4%`` (a share of GPU time)
 _SPEEDUP = re.compile(r"(?<![\w.])(\d+\.\d+)x\b")
 _PERCENT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)%")
+#: a criterion's value as the Markdown writes it: ``HOSTSYNC 0.32``, ``**DIVERGENCE** = 0.75``,
+#: ``LOADBALANC_SM = 0.01–0.73``
+_CRITERION_VALUE = re.compile(
+    r"\b([A-Z][A-Z0-9]+(?:_[A-Z0-9]+)+|HOSTSYNC|DEVICESYNC|DIVERGENCE)\**(?: =)? "
+    r"(\d\.\d{2})(?:–(\d\.\d{2}))?(?![\dx%])"
+)
+#: a duration as the report writes it (``190 ms``, ``5.25 µs``, ``1.23 s``)
+_DURATION = re.compile(r"(?<![\w.,+-])(\d[\d,]*(?:\.\d+)?) (ns|µs|ms|s)\b")
+_UNIT_NS = {"ns": 1.0, "µs": 1e3, "ms": 1e6, "s": 1e9}
 
 
 def _numbers(node: Any) -> Iterator[float]:
@@ -124,8 +133,9 @@ def markdown_numbers_in_json(data: Mapping[str, Any], markdown: str | None = Non
     """Every speedup (``N.NNx``) and every percentage of the Markdown is a number of the JSON,
     compared as written: a JSON number rounds to the speedup at its decimals, or, times 100, to
     the percentage at its decimals (``48.4%`` for a share of 0.4837; ``0.0071%`` at two
-    significant digits).  Durations, counts and the text of notes and commands are not
-    compared."""
+    significant digits); every criterion value (``HOSTSYNC 0.32``) at its two decimals; every
+    duration (``190 ms``, ``5.25 µs``) as a time in ns (or ms) of the JSON to its shown digits.
+    Counts and the text of notes and commands are not compared."""
     if not markdown:
         return []
     text = re.sub(r"```.*?```", "", markdown, flags=re.S)  # commands are not figures
@@ -146,6 +156,17 @@ def markdown_numbers_in_json(data: Mapping[str, Any], markdown: str | None = Non
     for m in _PERCENT.finditer(text):
         if not found(m.group(1), 100.0) and not found(m.group(1), 1.0):
             out.append(f"the Markdown's {m.group(0)} is no share of the JSON")
+    for m in _CRITERION_VALUE.finditer(text):
+        for shown in filter(None, (m.group(2), m.group(3))):
+            if not found(shown, 1.0):
+                out.append(f"the Markdown's {m.group(1)} {shown} is no value of the JSON")
+    for m in _DURATION.finditer(text):
+        shown, unit = m.group(1).replace(",", ""), _UNIT_NS[m.group(2)]
+        target = float(shown) * unit
+        half = max(0.5 * 10.0 ** -_decimals(shown) * unit, 0.005 * target) + 1e-9
+        # JSON times are in ns, or in ms where the key says so (predicted_ms, floor_ms)
+        if not any(abs(v - target) <= half or abs(v * 1e6 - target) <= half for v in values):
+            out.append(f"the Markdown's {m.group(0)} is no time of the JSON")
     return sorted(set(out))
 
 

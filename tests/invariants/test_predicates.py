@@ -86,3 +86,25 @@ def test_a_launch_hint_on_a_collective_is_caught() -> None:
     data = copy.deepcopy(_report())
     data["communication"]["kernels"].append("gemm")
     assert invariants.no_launch_hint_on_collectives(data) != []
+
+
+def test_a_markdown_figure_missing_from_the_json_is_caught() -> None:
+    data = {
+        "kernels": [{"name": "k", "duration_ns": 1_240_000.0, "share_of_gpu_time": 0.4965}],
+        "application": {"HOSTSYNC": {"value": 0.1736}},
+        "verdict": {"the_whole_application": 5.7603},
+    }
+    good = "`k` 1.24 ms, 49.7% of GPU time · HOSTSYNC 0.17 · up to 5.76x"
+    assert invariants.markdown_numbers_in_json(data, good) == []
+    assert invariants.markdown_numbers_in_json(data, good.replace("1.24 ms", "1.42 ms")) == [
+        "the Markdown's 1.42 ms is no time of the JSON"
+    ]
+    assert invariants.markdown_numbers_in_json(data, good.replace("0.17", "0.71")) == [
+        "the Markdown's HOSTSYNC 0.71 is no value of the JSON"
+    ]
+    assert invariants.markdown_numbers_in_json(data, good.replace("5.76x", "5.92x")) == [
+        "the Markdown's 5.92x is no number of the JSON"
+    ]
+    assert invariants.markdown_numbers_in_json(data, good.replace("49.7%", "47.4%")) == [
+        "the Markdown's 47.4% is no share of the JSON"
+    ]
