@@ -19,7 +19,7 @@ from typing import Any
 
 import click
 
-from advisor.cli import options
+from advisor.cli import loading, options
 from advisor.cli.report import gate_exit
 from advisor.errors import UsageError, one_line
 from advisor.output import write_atomic
@@ -84,10 +84,11 @@ def compare_cmd(
     options.require_output("compare", html_path, markdown_path, json_path, html="OUT.html")
     if max_regression is not None and not (math.isfinite(max_regression) and max_regression >= 0):
         raise UsageError(f"--max-regression {max_regression:g}: must be a finite number >= 0")
-    from advisor import pipeline
-    from advisor.criteria.engine.analysis import _clean
-    from advisor.render import compare as render_compare  # loaded for this command only
-    from advisor.report import compare
+    with loading.modules():
+        from advisor import pipeline
+        from advisor.criteria.engine.analysis import _clean
+        from advisor.render import compare as render_compare  # loaded for this command only
+        from advisor.report import compare
 
     given = _versions(paths, versions, labels)
     forced = [compare.parse_match(text) for text in matches]

@@ -9,7 +9,6 @@ errors included, is one line on stderr starting with ``cuda-advisor: error:``.
 from __future__ import annotations
 
 import contextlib
-import gc
 import importlib
 import io
 import os
@@ -20,6 +19,7 @@ from typing import Any
 import click
 
 from advisor import __version__
+from advisor.cli import loading
 from advisor.errors import (
     EXIT_INPUT,
     EXIT_INTERNAL,
@@ -109,10 +109,10 @@ class _Group(click.Group):
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in LAZY_COMMANDS:
-            _register(LAZY_COMMANDS[cmd_name])
             # the modules imported so far live as long as the run: the garbage collector need
             # not walk them again each time the objects of a big input trigger a full pass
-            gc.freeze()
+            with loading.modules():
+                _register(LAZY_COMMANDS[cmd_name])
         return self.commands.get(cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:

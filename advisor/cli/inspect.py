@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from advisor.cli import options
+from advisor.cli import loading, options
 from advisor.errors import EXIT_INPUT, AdvisorError, one_line
 
 if TYPE_CHECKING:  # pandas loads when the command runs, not for --help
@@ -24,9 +24,10 @@ if TYPE_CHECKING:  # pandas loads when the command runs, not for --help
 )
 def inspect_cmd(files: tuple[str, ...], as_json: bool, merge_inputs: bool) -> None:
     """Show what each profile FILE holds: format, devices, launches, kernels, metrics."""
-    import parsers
-    from advisor.profile import merge
-    from advisor.report.inspect import render_text, summarize  # its templates load here
+    with loading.modules():
+        import parsers
+        from advisor.profile import merge
+        from advisor.report.inspect import render_text, summarize  # its templates load here
 
     profiles: list[Profile] = []
     failed = 0

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import click
 
-from advisor.cli import options
+from advisor.cli import loading, options
 from advisor.devices.database import find_device
 from advisor.errors import UsageError
 from advisor.models.bsp import DEFAULT_LATENCIES, GpuSpec, Latencies, ThreadCounts
@@ -186,15 +186,16 @@ def bsp_cmd(
                 "--sizes needs --app: counts from a profile hold for the profiled run only; "
                 "write an application file to predict other sizes"
             )
-        from advisor import pipeline  # pandas loads here, not for --help
-        from advisor.models.bsp.profile import counts_from_profile, pick_kernel, profiled_time_note
+        with loading.modules():  # pandas loads here, not for --help
+            from advisor import pipeline
+            from advisor.models.bsp import profile as bsp_profile
 
         profile = pipeline.read(profile_paths)
-        found = counts_from_profile(profile, pick_kernel(profile, kernel))
+        found = bsp_profile.counts_from_profile(profile, bsp_profile.pick_kernel(profile, kernel))
         counts_at = _constant(found.counts)
         kind, name, paths = "profile", found.kernel, profile_paths
         per_thread = profile_per_thread(found.counts, found.sources)
-        notes = (*found.assumed, profiled_time_note(found))
+        notes = (*found.assumed, bsp_profile.profiled_time_note(found))
         if cal_gpu is None or device is not None:
             characterization, why = pipeline.device_for(profile, device)
             if characterization is not None:

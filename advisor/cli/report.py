@@ -3,8 +3,9 @@
 * ``report FILE... [-o REPORT.html] [--markdown OUT.md] [--json OUT.json] [--device NAME|FILE]
   [--speedup-form amdahl|paper] [--fail-if EXPR ...]`` reads every FILE, merges them as one
   application run (say an nsys timeline and an ncu report), scores every kernel on every
-  optimization criterion and writes the analysis as JSON (layout: docs/criteria.md), the self-contained HTML
-  report and the Markdown summary (docs/report.md); at least one output is required (exit 2).
+  optimization criterion and writes the analysis as JSON (layout: docs/criteria.md), the
+  self-contained HTML report and the Markdown summary (docs/report.md); at least one output is
+  required (exit 2).
   The steps are :func:`advisor.pipeline.analyse` and :func:`advisor.pipeline.build`.
   ``--fail-if`` conditions that hold exit with code 4 (advisor/report/gates.py), and so do
   conditions whose value could not be computed unless ``--allow-missing`` is given.  ``--per-file``
@@ -27,11 +28,9 @@ from typing import TYPE_CHECKING
 import click
 
 from advisor import progress
-from advisor.cli import options
+from advisor.cli import loading, options
 from advisor.devices.database import find_device
 from advisor.errors import EXIT_GATE, UnreadableInput, UsageError, one_line
-from advisor.models.bsp.app import read_app
-from advisor.models.maxsum import description as maxsum_input
 from advisor.output import refuse_inputs, write_atomic
 from advisor.report import local_paths
 
@@ -136,12 +135,15 @@ def report_cmd(
     sarif_path: str | None = None,
 ) -> None:
     """Score every kernel of the FILEs (one application run) on every optimization criterion
-    (docs/criteria.md) and write the report as HTML (-o), Markdown (--markdown) and/or JSON (--json).
+    (docs/criteria.md) and write the report as HTML (-o), Markdown (--markdown) and/or JSON
+    (--json).
 
     With --per-file, every profile in the FILE folders gets its own report, plus an index."""
-    from advisor import pipeline
-    from advisor.report import gates
-    from advisor.report.predictions import other_gpus_json
+    with loading.modules():
+        from advisor import pipeline
+        from advisor.report import gates
+        from advisor.report.build import verdict_json
+        from advisor.report.predictions import other_gpus_json
 
     _check_sarif(sarif_path, per_file, html_path, markdown_path, json_path)
     if sarif_path is None or any(out is not None for out in (html_path, markdown_path, json_path)):
@@ -175,8 +177,6 @@ def report_cmd(
     kernels = len(data["kernels"]) + int(folded.get("kernels", 0))  # scored + folded
     built = None  # the Report, built once for the JSON's carried predictions and the pages
     if json_path is not None:
-        from advisor.report.build import verdict_json
-
         built = pipeline.build(run, models, steps=bar)
         if models.predict_gpus:  # the carried predictions join the JSON only when asked for
             data = {**data, "bsp_other_gpus": other_gpus_json(built.predictions)}
@@ -250,6 +250,9 @@ def _model_inputs(
         raise UsageError("report: --app FILE and --app-size N go together")
     if app_size is not None and not (math.isfinite(app_size) and app_size > 0):
         raise UsageError(f"--app-size {app_size:g}: must be > 0")
+    from advisor.models.bsp.app import read_app  # the description readers: only when given
+    from advisor.models.maxsum import description as maxsum_input
+
     app = read_app(app_path) if app_path is not None else None
     if app is not None and app_size is not None:
         app.counts(app_size)  # an expression that fails at N is an input error now

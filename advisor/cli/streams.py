@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from advisor.cli import options
+from advisor.cli import loading, options
 from advisor.models import streams
 
 if TYPE_CHECKING:  # pandas loads when the command runs, not for --help
@@ -62,8 +62,9 @@ def streams_cmd(
     Models: seed 004 §3.2.1 (cc 1.x) and §3.2.2 (cc 2.x); for cc >= 3.0 the project's extension,
     MODELS.md §6 Decision 6.  t_sc default: seed 004 Table 3.
     """
-    import parsers
-    from advisor.models.streams.analysis import analyze_streams, to_dict
+    with loading.modules():
+        import parsers
+        from advisor.models.streams.analysis import analyze_streams, to_dict
 
     analysis = analyze_streams(parsers.read(trace), cc=cc, tsc_ms=tsc_ms, max_streams=max_streams)
     if as_json:

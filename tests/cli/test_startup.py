@@ -124,3 +124,22 @@ def test_group_help_in_process_lists_every_command() -> None:
     assert result.exit_code == 0
     for name in group.LAZY_COMMANDS:
         assert f"  {name} " in result.stdout
+
+
+def test_modules_block_pauses_the_collector_and_freezes_what_it_loaded() -> None:
+    """A command's imports run with the collector paused, and what they created is frozen (out
+    of every later full pass), the collector's state restored after."""
+    import gc
+
+    from advisor.cli import loading
+
+    before = gc.get_freeze_count()
+    enabled = gc.isenabled()
+    try:
+        with loading.modules():
+            assert not gc.isenabled()
+            created = [[] for _ in range(1000)]
+        assert gc.isenabled() == enabled
+        assert gc.get_freeze_count() >= before + len(created)
+    finally:
+        gc.unfreeze()
