@@ -94,6 +94,7 @@ def compare_cmd(
     forced = [compare.parse_match(text) for text in matches]
     analysed = []
     launches: list[Any] = []
+    profiles: list[Any] = []  # per version: its profile, None for a saved analysis
     inputs: list[str] = []
     for name, files in given:
         saved = [path for path in files if compare.looks_like_json(path)]
@@ -105,16 +106,24 @@ def compare_cmd(
         if saved:
             data = compare.read_analysis(saved[0], speedup_form)
             launches.append(None)  # a saved analysis keeps no launches
+            profiles.append(None)
         else:
             run = pipeline.analyse(
                 files, device, speedup_form, on_note=_noting(name), on_warning=_warning(name)
             )
             data = run.data
             launches.append(compare.launch_facts(run.profile.launches))
+            profiles.append(run.profile)
         analysed.append((name, files, data))
         inputs += files
     inputs = options.run_inputs(inputs, device)
     result = compare.compare(analysed, launches, forced)
+    if any(getattr(p, "instruction_sources", None) for p in profiles):
+        from dataclasses import replace
+
+        from advisor.report import compare_locations
+
+        result = replace(result, locations=compare_locations.for_profiles(result, profiles))
     for line in compare.unmatched_warnings(result):
         click.echo(f"cuda-advisor: warning: {one_line(line)}", err=True)
     if json_path is not None:

@@ -27,6 +27,8 @@ from advisor.report.compare import (
 from advisor.report.matching import EXACT, MATCH_METHODS, MatchedPair
 from advisor.validation import BoundSummary, Summary
 
+#: a location is listed when it moved by this much (advisor.report.compare_locations.MIN_CHANGE)
+MIN_LOCATION_CHANGE = 0.05
 #: kernels given a grouped criteria chart
 CHART_KERNELS = 10
 #: unmatched kernel names listed per version pair (the JSON lists them all)
@@ -75,6 +77,31 @@ CHECK_KERNEL_COLUMNS = (
 )
 #: a step whose time changed although no criterion rose: the kernel table's criterion cell
 NO_CRITERION_ROSE = "none rose (see what changed)"
+
+
+def locations_note() -> str:
+    """How ``compare`` matches locations between versions (docs/locations.md)."""
+    from advisor.report import compare_locations as cl
+
+    return (
+        "Per kernel matched between two versions whose profiles hold per-instruction data "
+        "(Nsight Compute's SourceCounters section): source lines match by file name and line "
+        "number when both versions have line info (nvcc -lineinfo); otherwise instructions "
+        "match by function and SASS opcode sequence (aligned in PC order). Counts: "
+        "instructions executed, excess global sectors, excess shared wavefronts, inactive lanes "
+        "(lanes that issued nothing x instructions); samples: shares of the kernel's PC "
+        f"samples. Listed: the {cl.TOP_CHANGED} locations that moved most, by at least "
+        f"{100 * cl.MIN_CHANGE:.0f} % of the larger kernel total (a count) or "
+        f"{100 * cl.MIN_CHANGE:.0f} points (a share)."
+    )
+
+
+def location_changes(location: object) -> str:
+    """The measures of a location that moved (``excess sectors 4.6 M → 0; ...``)."""
+    from advisor.report import compare_locations as cl
+
+    text = cl.describe(location)  # type: ignore[arg-type]
+    return text.split(": ", 1)[1] if ": " in text else text
 
 
 def fmt_factor(value: float | None) -> str:
@@ -230,6 +257,9 @@ def html(comparison: Comparison) -> str:
             pair_display=pair_display,
             compare_kernels=COMPARE_KERNELS,
             unmatched_names=UNMATCHED_NAMES,
+            locations_note=locations_note() if comparison.locations else "",
+            location_changes=location_changes,
+            min_change=f"{100 * MIN_LOCATION_CHANGE:.0f} %",
         )
     )
 
@@ -291,7 +321,30 @@ def markdown(comparison: Comparison) -> str:
         ]
     if comparison.checks:
         lines += _md_checks(comparison.checks)
+    if comparison.locations:
+        lines += _md_locations(comparison)
     return ("\n".join(lines) + "\n")[:MARKDOWN_MAX_CHARS]
+
+
+def _md_locations(comparison: Comparison) -> list[str]:
+    """Where the code changed: per kernel pair, its locations that moved most."""
+    from advisor.report import compare_locations as cl
+
+    lines = ["", "### Where the code changed", "", locations_note(), ""]
+    for p in comparison.locations:
+        versions = f"{md_escape(p.from_version)} → {md_escape(p.to_version)}"
+        head = f"- {md_escape(p.display_name)} ({versions})"
+        if p.not_read:
+            lines.append(f"{head}: {p.not_read}")
+        elif not p.locations:
+            lines.append(
+                f"{head}: no location moved by {100 * cl.MIN_CHANGE:.0f} % or more "
+                f"({p.compared} compared, matched by {p.matched_by})"
+            )
+        else:
+            lines.append(f"{head}, matched by {p.matched_by}:")
+            lines += [f"  - {md_escape(cl.describe(loc))}" for loc in p.locations]
+    return lines
 
 
 def no_rise(changed: bool) -> str:

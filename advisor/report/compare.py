@@ -203,6 +203,9 @@ class Comparison:
     matches: tuple[PairMatch, ...] = ()  # one per pair of consecutive versions
     #: PyTorch operators across the versions (every version a profiler trace; else empty)
     operators: tuple[compare_operators.OperatorTrack, ...] = ()
+    #: per matched kernel pair with per-instruction data: what changed per source line
+    #: (:mod:`advisor.report.compare_locations`); empty where no profile holds such data
+    locations: tuple[Any, ...] = ()
 
     @property
     def baseline(self) -> str:
@@ -599,7 +602,14 @@ def to_json(comparison: Comparison) -> dict[str, Any]:
         ],
         "prediction_ledger_note": LEDGER_CHECK_NOTE,
         "prediction_ledger_pairs": [_check_json(p) for p in comparison.checks],
+        **(_locations_json(comparison) if comparison.locations else {}),
     }
+
+
+def _locations_json(comparison: Comparison) -> dict[str, Any]:
+    from advisor.report import compare_locations
+
+    return {"locations": compare_locations.to_json(comparison.locations)}
 
 
 #: what :class:`PairCheck` scores, for the JSON and the HTML/Markdown
