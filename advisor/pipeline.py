@@ -229,6 +229,9 @@ def build(run: Run, model_inputs: ModelInputs | None = None, steps: Steps = DIRE
         run.analysis,
         run.profile,
         model_inputs=inputs.on(run.characterization),
+        locations={
+            k["name"]: k["locations"] for k in run.data.get("kernels", ()) if "locations" in k
+        },
     )
 
 

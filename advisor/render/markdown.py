@@ -234,7 +234,14 @@ def markdown(report: Report, max_chars: int = COMMENT_MAX_CHARS) -> str:
 
     view = _View(report)
     head = "".join(
-        (_verdict(view), _facts(view), _top_kernels(view), _hints(view), host_section(report)),
+        (
+            _verdict(view),
+            _facts(view),
+            _top_kernels(view),
+            _hints(view),
+            _stalls(view),
+            host_section(report),
+        ),
     )
     listed = len(report.table)
     while True:
@@ -496,10 +503,65 @@ def _hints(view: _View) -> str:
             else "no criterion is computable (*Collect the missing metrics* says what to collect)"
         )
         return f"#### Hints\n\nNone: {why}.\n\n"
-    lines = [_hint_line(view, i, h) for i, h in enumerate(s.top_hints, start=1)]
+    lines = [
+        _hint_line(view, i, h) + _where_line(view, h) for i, h in enumerate(s.top_hints, start=1)
+    ]
     more = s.hints_total - len(s.top_hints)
     tail = f"\n\n{more} more under *What to do*." if more > 0 else ""
     return "#### Hints, best gain first\n\n" + "\n".join(lines) + tail + "\n\n"
+
+
+def _where_line(view: _View, h: HintView) -> str:
+    """The hint's "where" under its line: the top location of its criterion's waste
+    (``50% of the excessive shared wavefronts: `sharedMemory.cu:22` (ST.E)``), or which
+    locations cannot be shown and how to get them; empty where the input has no
+    per-instruction data at all (docs/locations.md)."""
+    w = h.located
+    if w is None:
+        return ""
+    where = f" in {view.name(w.kernel)}" if len(h.kernels) > 1 else ""
+    if not w.top:
+        return f"\n   - where{where}: {w.cannot}" if w.cannot else ""
+    t = w.top[0]
+    what = f" ({md_escape(t.opcodes)})" if t.opcodes else ""
+    sass = f" {md_code(t.sass)}" if t.sass and not t.line else ""
+    text = f"{_pct_whole(t.share)} of the {w.measure}: {md_code(t.short)}{what}{sass}"
+    lacking = f"; {w.cannot}" if w.cannot else ""
+    return f"\n   - where{where}: {text}{lacking}"
+
+
+def _pct_whole(value: float) -> str:
+    """A location's share as a whole percentage (``72%``)."""
+    return f"{value * 100:.0f}%"
+
+
+def _stalls(view: _View) -> str:
+    """Each hot kernel's top stall reasons from PC sampling with their top line, and, folded,
+    what each reason means and its usual remedies (:data:`advisor.report.where.STALL_REASONS`).
+    Empty where no hot kernel has PC samples."""
+    v = view.report.verdict
+    limits = [u for u in (v.limits if v is not None else ()) if u.stalls]
+    if not limits:
+        return ""
+    lines = []
+    reasons: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for u in limits:
+        parts = []
+        for st in u.stalls:
+            at = f" at {md_code(st.top[0].short)}" if st.top else ""
+            parts.append(f"{st.reason} {_pct_whole(st.share)}{at}")
+            reasons.setdefault(st.reason, (st.explanation, st.remedies))
+        lines.append(f"- {view.name(u.kernel)}: {u.text}; stalls: {', '.join(parts)}")
+    meaning = "\n".join(
+        f"- **{r}**: {md_escape(e)}" + (f". Remedies: {md_escape('; '.join(rs))}." if rs else ".")
+        for r, (e, rs) in reasons.items()
+    )
+    return (
+        "#### What limits the top kernels (share of the stall samples)\n\n"
+        + "\n".join(lines)
+        + "\n\n"
+        + _details("What the stall reasons mean", meaning)
+    )
 
 
 # --- folded --------------------------------------------------------------------------------------

@@ -60,6 +60,15 @@ from advisor.report.predictions import (
 from advisor.report.roofline import Roofline, build_roofline, kernel_metric_means
 from advisor.report.spread import Spread, spreads
 from advisor.report.timeline import Timeline, timeline
+from advisor.report.where import (
+    Stall,
+    Where,
+    branch_actions,
+    stalls_json,
+    stalls_of,
+    where_json,
+    where_of,
+)
 
 #: kernels shown in detail (charts, hints, evidence): enough for the kernels that matter
 DETAIL_KERNELS = 20
@@ -117,6 +126,9 @@ class HintView:
     uncapped_speedup: float | None = None
     #: the kernels' roofline headroom on the whole GPU time, when it capped this fix
     headroom_speedup: float | None = None
+    #: where in the code: the top locations of the criterion's waste in the hint's first kernel,
+    #: or which cannot be shown (None: the input holds no per-instruction data, docs/locations.md)
+    located: Where | None = None
 
     @property
     def kernel_count(self) -> int:
@@ -206,6 +218,8 @@ class KernelDetail:
     hints: tuple[HintView, ...]
     rules: tuple[RuleView, ...]
     notes: tuple[str, ...]
+    #: the kernel's top stall reasons from PC sampling, where its locations were read
+    stalls: tuple[Stall, ...] = ()
 
     @property
     def not_computable(self) -> tuple[CriterionView, ...]:
@@ -380,11 +394,14 @@ def build(
     detail_kernels: int = DETAIL_KERNELS,
     table_kernels: int = TABLE_KERNELS,
     model_inputs: ModelInputs | None = None,
+    locations: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Report:
     """The report of ``analysis`` (from :func:`advisor.criteria.evaluate` on ``profile``).
 
     ``model_inputs`` feed the predictions (:mod:`advisor.report.predictions`); without a device
-    in them, the BSP model uses the database entry of the analysis' GPU."""
+    in them, the BSP model uses the database entry of the analysis' GPU.  ``locations``: each
+    kernel's ``locations`` of the analysis JSON (:func:`advisor.report.locations.attach`), by
+    kernel name: the hints say where in the code and the limiters give their stall reasons."""
     data = to_json(analysis)
     app = data["application"]
     profilers = profilers_of(data)
@@ -393,11 +410,16 @@ def build(
     rows = [_row(i + 1, k, spread_of.get(k["name"])) for i, k in enumerate(kernels)]
     shown = rows[: detail_kernels + table_kernels]
     detailed = [(r, k) for r, k in zip(rows, kernels, strict=True) if r.computed]
-    details = tuple(_detail(r, k, profilers) for r, k in detailed[:detail_kernels])
+    located = locations or {}
+    details = tuple(
+        _detail(r, k, profilers, located.get(k["name"])) for r, k in detailed[:detail_kernels]
+    )
     by_name = {k["name"]: k for k in kernels}
     hints = rank_hints(
         [
-            cap_at_headroom(_app_hint(h, kernels_of(obj), data, by_name), by_name)
+            _located(
+                cap_at_headroom(_app_hint(h, kernels_of(obj), data, by_name), by_name), located
+            )
             for h, obj in zip(app["hints"], analysis.application.hints, strict=True)
         ]
     )
@@ -439,7 +461,10 @@ def build(
             _verdict(
                 summary, app, hints, rows, profilers, kernels, compute_capability(data["device"])
             ),
-            limits=limiting_units(kernels, profile),
+            limits=tuple(
+                replace(u, stalls=stalls_of(located.get(u.kernel)))
+                for u in limiting_units(kernels, profile)
+            ),
         ),
         collect=what_to_collect(
             kernels, app["HOSTSYNC"], profilers, compute_capability(data["device"])
@@ -727,6 +752,8 @@ class LimitingUnit:
     frac_of_peak: float
     #: every unit's figure the profile has, in :data:`SPEED_OF_LIGHT` order
     units: tuple[tuple[str, float], ...] = ()
+    #: the kernel's top stall reasons from PC sampling, with their lines (docs/locations.md)
+    stalls: tuple[Stall, ...] = ()
 
     @property
     def text(self) -> str:
@@ -775,6 +802,7 @@ def _limits_json(v: Verdict) -> list[dict[str, Any]]:
             "fraction_of_peak": u.frac_of_peak,
             "speed_of_light": {name: frac for name, frac in u.units},
             "text": u.text,
+            "stalls": stalls_json(u.stalls),
         }
         for u in v.limits
     ]
@@ -797,6 +825,8 @@ def _hint_json(h: HintView) -> dict[str, Any]:
         "nvidia_speedup": h.nvidia.speedup if h.nvidia is not None else None,
         "nvidia_rules": list(h.nvidia.rules) if h.nvidia is not None else [],
         "title": h.title,
+        "where": where_json(h.located),
+        "actions": list(h.actions),
     }
 
 
@@ -911,7 +941,27 @@ def _computed(k: Mapping[str, Any]) -> bool:
     )
 
 
-def _detail(row: KernelRow, k: Mapping[str, Any], profilers: tuple[str, ...] = ()) -> KernelDetail:
+def _located(h: HintView, locations: Mapping[str, Mapping[str, Any]]) -> HintView:
+    """``h`` with its :class:`~advisor.report.where.Where`: the locations of its criterion in
+    its first kernel that has them (the kernels are in best-gain order), or, where none has,
+    in its first kernel; and DIVERGENCE's actions led by what its branches test."""
+    found = [
+        w
+        for name in h.kernels
+        if (w := where_of(locations.get(name), name, h.criterion)) is not None
+    ]
+    if not found:
+        return h
+    best = next((w for w in found if w.top), found[0])
+    return replace(h, located=best, actions=branch_actions(best, h.actions))
+
+
+def _detail(
+    row: KernelRow,
+    k: Mapping[str, Any],
+    profilers: tuple[str, ...] = (),
+    locations: Mapping[str, Any] | None = None,
+) -> KernelDetail:
     crit = k["criteria"]
     methods = {name: c["method"] for name, c in crit.items()}
     return KernelDetail(
@@ -924,20 +974,24 @@ def _detail(row: KernelRow, k: Mapping[str, Any], profilers: tuple[str, ...] = (
             if c in crit
         ),
         hints=tuple(
-            cap_at_headroom(
-                _hint(
-                    h,
-                    methods.get(h["criterion"], ""),
-                    kernels=(k["name"],),
-                    share=k["share_of_gpu_time"],
-                    nvidia=estimate(k["ncu_rules"], h["criterion"]),
+            _located(
+                cap_at_headroom(
+                    _hint(
+                        h,
+                        methods.get(h["criterion"], ""),
+                        kernels=(k["name"],),
+                        share=k["share_of_gpu_time"],
+                        nvidia=estimate(k["ncu_rules"], h["criterion"]),
+                    ),
+                    {k["name"]: k},
                 ),
-                {k["name"]: k},
+                {k["name"]: locations} if locations is not None else {},
             )
             for h in k["hints"]
         ),
         rules=tuple(_rule(r) for r in k["ncu_rules"]),
         notes=for_inputs(k["notes"], profilers),
+        stalls=stalls_of(locations),
     )
 
 

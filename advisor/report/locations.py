@@ -193,6 +193,25 @@ def kernel_locations(
     available += ["stall_samples"] if has_samples else []
     available += ["source_text"] if embedded else []
     missing = {k: HOW[k] for k in HOW if k not in available}
+    located = {
+        c: top_locations(rows, c, sass_of=code.sass) for c in sorted(set(criteria)) if c in MEASURES
+    }
+    if "DIVERGENCE" in located:  # what the divergent branches test (advisor/report/branches.py)
+        from advisor.report.branches import branch_kind
+
+        lanes = np.clip(
+            LANES * _col(rows, "inst_executed") - _col(rows, "thread_inst_executed_true"), 0, None
+        )
+        kind = branch_kind(rows, lanes, code.sass)
+        if kind is not None:
+            located["DIVERGENCE"]["branch"] = kind
+    stalls = top_stalls(rows, sass_of=code.sass)
+    if embedded:  # the source lines' text, where the report embeds the files
+        texts = _source_texts(refs[:MAX_LAUNCHES])
+        for entry in [e for c in located.values() for e in c["top"]] + [
+            e for s in stalls for e in s["top"]
+        ]:
+            _add_source(entry, texts)
     return {
         "available": available,
         "missing": missing,
@@ -201,13 +220,35 @@ def kernel_locations(
         "instructions": len(rows),
         "lines": len(set(zip(with_line["file"], with_line["line"], strict=True))),
         "conservation_exact": exact,
-        "criteria": {
-            c: top_locations(rows, c, sass_of=code.sass)
-            for c in sorted(set(criteria))
-            if c in MEASURES
-        },
-        "stalls": top_stalls(rows, sass_of=code.sass),
+        "criteria": located,
+        "stalls": stalls,
     }
+
+
+def _col(rows: pd.DataFrame, name: str) -> np.ndarray:
+    return rows[name].to_numpy(dtype=np.float64) if name in rows else np.zeros(len(rows))
+
+
+def _source_texts(refs: list[Any]) -> dict[str, list[str]]:
+    """The source files the launches' report embeds (``ncu --import-source yes``), by name, as
+    lists of lines (``IAction.source_files()``: file name -> text)."""
+    out: dict[str, list[str]] = {}
+    for ref in refs:
+        action = ref.handle[1] if getattr(ref, "handle", None) else None
+        files = (
+            action.source_files() if action is not None and hasattr(action, "source_files") else {}
+        )
+        for name in list(files.keys()) if hasattr(files, "keys") else ():
+            out.setdefault(str(name), str(files[name]).splitlines())
+    return out
+
+
+def _add_source(entry: dict[str, Any], texts: Mapping[str, list[str]]) -> None:
+    """``entry["source"]``: the text of its line (stripped), where its file is embedded."""
+    lines = texts.get(str(entry.get("file")))
+    line = entry.get("line")
+    if lines is not None and isinstance(line, int) and 0 < line <= len(lines):
+        entry["source"] = lines[line - 1].strip()
 
 
 def absent(reason: str = "instructions") -> dict[str, Any]:
