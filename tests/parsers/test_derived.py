@@ -34,7 +34,8 @@ TIMING_COUNTS = {
     "gt-630/matMul-Sm-SP.txt": (7, 210),
     "gt-630/matMul-Sm-Un-SP.txt": (7, 210),
     "gtx-295/matMul-Gm-SP.txt": (7, 70),
-    "gtx-295/matMul-Gm-Un-SP.txt": (7, 70),
+    # its last cell, 1.84e+13 ms (584 years), is dropped with a note as beyond a day
+    "gtx-295/matMul-Gm-Un-SP.txt": (7, 69),
     "gtx-295/matMul-Sm-SP.txt": (7, 70),
     "gtx-295/matMul-Sm-Un-SP.txt": (7, 70),
     "gtx-660/SubSeqMax.txt": (12, 120),
