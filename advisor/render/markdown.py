@@ -519,9 +519,9 @@ def _where_line(view: _View, h: HintView) -> str:
     w = h.located
     if w is None:
         return ""
-    where = f" in {view.name(w.kernel)}" if len(h.kernels) > 1 else ""
     if not w.top:
-        return f"\n   - where{where}: {w.cannot}" if w.cannot else ""
+        return f"\n   - where: {w.cannot}" if w.cannot else ""
+    where = f" in {view.name(w.kernel)}" if len(h.kernels) > 1 else ""
     t = w.top[0]
     what = f" ({md_escape(t.opcodes)})" if t.opcodes else ""
     sass = f" {md_code(t.sass)}" if t.sass and not t.line else ""
@@ -544,14 +544,25 @@ def _stalls(view: _View) -> str:
     if not limits:
         return ""
     lines = []
+    lineless = False
     reasons: dict[str, tuple[str, tuple[str, ...]]] = {}
     for u in limits:
         parts = []
         for st in u.stalls:
-            at = f" at {md_code(st.top[0].short)}" if st.top else ""
+            top = st.top[0] if st.top else None
+            what = f" ({md_escape(top.opcodes)})" if top is not None and top.opcodes else ""
+            at = f" at {md_code(top.short)}{what}" if top is not None else ""
+            lineless = lineless or (top is not None and not top.line)
             parts.append(f"{st.reason} {_pct_whole(st.share)}{at}")
             reasons.setdefault(st.reason, (st.explanation, st.remedies))
         lines.append(f"- {view.name(u.kernel)}: {u.text}; stalls: {', '.join(parts)}")
+    if lineless:
+        from advisor.report.locations import HOW
+
+        lines.append(
+            "\nAn offset (+0x…) is the instruction's place in the kernel's code: the report has no "
+            f"source lines ({HOW['line_info']})."
+        )
     meaning = "\n".join(
         f"- **{r}**: {md_escape(e)}" + (f". Remedies: {md_escape('; '.join(rs))}." if rs else ".")
         for r, (e, rs) in reasons.items()

@@ -159,10 +159,15 @@ class Location:
 
     @property
     def short(self) -> str:
-        """``conv.cu:54`` (the file's base name), or ``kernel+0x00a0`` without line info."""
+        """``conv.cu:54`` (the file's base name); without line info the PC offset in the
+        kernel's function, ``+0x00a0`` (``@0x1200+0x00a0`` in a called function)."""
         if self.file and self.line:
             return f"{self.file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{self.line}"
-        return self.location
+        _, plus, offset = self.location.rpartition("+")
+        if not plus:
+            return self.location
+        called = self.function.rpartition("@")[2] if "@" in self.function else ""
+        return f"{'@' + called if called else ''}+{offset}"
 
 
 @dataclass(frozen=True)
