@@ -301,6 +301,22 @@ def _verdict(view: _View) -> str:
             f"**cuda-advisor: fix {h.criterion} first**{_where(view, h)}: {md_escape(h.title)} — "
             f"{gain}; {app}.{reason}{note}\n\n"
         )
+    if v.kind == "limit" and v.limit is not None and v.hint is not None:
+        u, h = v.limit, v.hint
+        stall = ""
+        if u.stalls:
+            st = u.stalls[0]
+            at = f" at {md_code(st.top[0].short)}" if st.top else ""
+            stall = (
+                f"; its warps wait most on {st.reason} ({_pct_whole(st.share)} of the stall "
+                f"samples{at}): {md_escape(st.explanation)}"
+            )
+        gain = _x(h.application_speedup) if h.application_speedup is not None else "no estimate"
+        return (
+            f"**cuda-advisor: {view.name(u.kernel)} ({_pct(u.share)} of GPU time): {u.text}**"
+            f"{stall}; {app}. The first hint, {h.criterion}{_where(view, h)}, concerns kernels "
+            f"under 1% of the GPU time (this fix on the whole GPU time: {gain}).\n\n"
+        )
     if v.kind == "headroom" and v.headroom_kernel is not None:
         return (
             f"**cuda-advisor: no criterion is below its threshold, but "

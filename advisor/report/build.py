@@ -283,7 +283,8 @@ class Verdict:
     kernels_with_criteria: int
     kernels: int
     #: fix (a hint leads) | headroom (no hint, but a kernel has roofline headroom) | nothing |
-    #: no_estimate (no criterion computable) | no_kernels
+    #: no_estimate (no criterion computable) | no_kernels | limit (the first hint concerns kernels
+    #: under 1 % of the GPU time and a hotter kernel's limiter leads, :func:`lead_with_limit`)
     kind: str = "nothing"
     #: the application's hints in the report's order (:func:`rank_hints`); the summary shows the
     #: first :data:`SUMMARY_HINTS`
@@ -307,6 +308,9 @@ class Verdict:
     #: the limiting unit of the top kernel and of every kernel over :data:`LIMIT_SHARE` of the
     #: GPU time, where the profile has their Speed Of Light figures (:func:`limiting_units`)
     limits: tuple[LimitingUnit, ...] = ()
+    #: kind "limit": the hot kernel whose limiter leads instead of a hint on kernels under
+    #: :data:`MINOR_SHARE` of the GPU time (:func:`lead_with_limit`)
+    limit: LimitingUnit | None = None
 
     @property
     def limits_text(self) -> str:
@@ -457,14 +461,22 @@ def build(
         analysis_json=data,
         predictions=build_predictions(profile, kernels, model_inputs),
         roofline=build_roofline(profile, kernels, data["device"]),
-        verdict=replace(
-            _verdict(
-                summary, app, hints, rows, profilers, kernels, compute_capability(data["device"])
-            ),
-            limits=tuple(
-                replace(u, stalls=stalls_of(located.get(u.kernel)))
-                for u in limiting_units(kernels, profile)
-            ),
+        verdict=lead_with_limit(
+            replace(
+                _verdict(
+                    summary,
+                    app,
+                    hints,
+                    rows,
+                    profilers,
+                    kernels,
+                    compute_capability(data["device"]),
+                ),
+                limits=tuple(
+                    replace(u, stalls=stalls_of(located.get(u.kernel)))
+                    for u in limiting_units(kernels, profile)
+                ),
+            )
         ),
         collect=what_to_collect(
             kernels, app["HOSTSYNC"], profilers, compute_capability(data["device"])
@@ -793,6 +805,21 @@ def limiting_units(
     return tuple(out)
 
 
+def lead_with_limit(v: Verdict) -> Verdict:
+    """``v`` led by the limiter of its hottest kernel (kind ``limit``) where its first hint
+    concerns kernels under :data:`MINOR_SHARE` of the GPU time while a kernel of at least that
+    share has a limiting unit: the verdict never leads with a kernel under 1 % of the GPU time
+    while a hotter kernel has a limiter (docs/report.md, "One verdict").  The hint stays the
+    first hint, named after the limiter, and ``lead_reason`` says why it is not the lead."""
+    share = v.hint.share_of_gpu_time if v.hint is not None else None
+    if v.kind != "fix" or share is None or share >= MINOR_SHARE:
+        return v
+    hot = [u for u in v.limits if u.share >= MINOR_SHARE]
+    if not hot:
+        return v
+    return replace(v, kind="limit", limit=max(hot, key=lambda u: u.share))
+
+
 def _limits_json(v: Verdict) -> list[dict[str, Any]]:
     return [
         {
@@ -886,6 +913,7 @@ def verdict_json(report: Report) -> dict[str, Any]:
         "bound_mix": [[b, f] for b, f in report.summary.bound_mix],
         "bound_text": v.bound_text,
         "limits": _limits_json(v),
+        "limit_kernel": v.limit.kernel if v.limit is not None else None,
         "limits_text": v.limits_text,
         "device_text": v.device_text,
         "collect": {

@@ -13,6 +13,7 @@ data).
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from advisor.render.markdown import markdown
 from advisor.render.report import html as render_html
 from advisor.report import invariants, locations
 from advisor.report.branches import branch_kind
-from advisor.report.build import verdict_json
+from advisor.report.build import MINOR_SHARE, Report, lead_with_limit, verdict_json
 from advisor.report.where import (
     STALL_REASONS,
     branch_actions,
@@ -234,12 +235,12 @@ def test_the_source_line_text_comes_from_the_embedded_files() -> None:
 # -- the outputs on real reports --
 
 
-def _outputs(path: Path, tmp_path: Path) -> tuple[dict[str, Any], str, str]:
+def _outputs(path: Path, tmp_path: Path) -> tuple[dict[str, Any], str, str, Report]:
     run = pipeline.analyse([str(path)])
     report = pipeline.build(run)
     data = {**run.data, "verdict": verdict_json(report)}
     html = render_html(report)
-    return json.loads(json.dumps(data)), markdown(report), html
+    return json.loads(json.dumps(data)), markdown(report), html, report
 
 
 @pytest.fixture(scope="module")
@@ -251,7 +252,7 @@ def shared_outputs(real_profiles: Path, tmp_path_factory: pytest.TempPathFactory
 
 @pytest.mark.real_profiles
 def test_shared_report_hints_say_where_in_every_output(shared_outputs: Any) -> None:
-    data, md, html = shared_outputs
+    data, md, html, _ = shared_outputs
     assert (
         "   - where in `setColReadCol(int *)`: 50% of the excessive shared wavefronts: "
         "`sharedMemory.cu:22` (ST.E)" in md
@@ -268,7 +269,7 @@ def test_shared_report_hints_say_where_in_every_output(shared_outputs: Any) -> N
 
 @pytest.mark.real_profiles
 def test_shared_report_limiters_give_stall_reasons_with_lines(shared_outputs: Any) -> None:
-    data, md, html = shared_outputs
+    data, md, html, _ = shared_outputs
     limits = {u["kernel"].split("(")[0]: u for u in data["verdict"]["limits"]}
     stalls = limits["setColReadCol"]["stalls"]
     assert [s["reason"] for s in stalls] == ["long_scoreboard", "short_scoreboard", "wait"]
@@ -285,7 +286,7 @@ def test_a_kernel_without_line_info_shows_offsets_and_says_how_to_get_lines(
     real_profiles: Path, tmp_path: Path
 ) -> None:
     pytest.importorskip("ncu_report")
-    data, md, _ = _outputs(real_profiles / "reports" / "CudaCode" / "naive.ncu-rep", tmp_path)
+    data, md, _, _ = _outputs(real_profiles / "reports" / "CudaCode" / "naive.ncu-rep", tmp_path)
     assert "lg_throttle 72% at `+0x0260` (LDG.E.SYS)" in md
     assert "nvcc -lineinfo" in md
     assert invariants.check(data, md) == []
@@ -297,12 +298,14 @@ def test_a_report_without_per_instruction_data_says_how_to_collect_it(
 ) -> None:
     pytest.importorskip("ncu_report")
     path = real_profiles / "reports" / "CudaProgramming" / "smemRect.ncu-rep"
-    data, md, _ = _outputs(path, tmp_path)
+    data, md, _, _ = _outputs(path, tmp_path)
     located = [h["where"] for h in data["verdict"]["hints"] if h["where"] is not None]
     assert located, "smemRect has SHMEM_EFFICIENCY hints"
     for where in located:
         assert where["location"] is None and where["text"].startswith("no per-instruction data")
-    assert "   - where: no per-instruction data, so no location: profile with `ncu --set full`" in md
+    assert (
+        "   - where: no per-instruction data, so no location: profile with `ncu --set full`" in md
+    )
 
 
 @pytest.mark.real_profiles
@@ -311,7 +314,7 @@ def test_divergence_on_a_boundary_test_is_a_thread_index_branch(
 ) -> None:
     pytest.importorskip("ncu_report")
     path = tuning_families / "tyler" / "Project" / "base_analysis_file.ncu-rep"
-    data, md, _ = _outputs(path, tmp_path)
+    data, md, _, _ = _outputs(path, tmp_path)
     conv = next(k for k in data["kernels"] if k["name"].startswith("conv_forward_kernel"))
     branch = conv["locations"]["criteria"]["DIVERGENCE"]["branch"]
     assert branch["kind"] == "thread_index" and "SR_TID" in branch["evidence"]
@@ -322,3 +325,28 @@ def test_divergence_on_a_boundary_test_is_a_thread_index_branch(
     assert hint["where"]["branch"] == "thread_index"
     assert hint["actions"][0].startswith("the divergent branch tests the thread's index")
     assert invariants.check(data, md) == []
+
+
+@pytest.mark.real_profiles
+def test_a_hot_kernels_limiter_leads_over_a_hint_on_a_minor_kernel(shared_outputs: Any) -> None:
+    """The verdict never leads with a kernel under 1 % of the GPU time while a hotter kernel
+    has a limiter: the first hint made minor, the hottest kernel's limiter leads."""
+    _, _, _, report = shared_outputs
+    v = report.verdict
+    assert v is not None and v.kind == "fix" and v.hint is not None
+    assert lead_with_limit(v) == v  # its first hint concerns 100 % of the GPU time
+    minor = replace(v, hint=replace(v.hint, share_of_gpu_time=MINOR_SHARE / 2))
+    led = lead_with_limit(minor)
+    assert led.kind == "limit" and led.limit is not None
+    assert led.limit.kernel.startswith("setColReadCol")  # the hottest kernel with a limiter
+    assert lead_with_limit(replace(minor, limits=())) == replace(minor, limits=())
+    shown = replace(report, verdict=led)
+    md = markdown(shown)
+    assert md.startswith(
+        "**cuda-advisor: `setColReadCol(int *)` (18.3% of GPU time): no unit near its peak"
+    )
+    assert "its warps wait most on long_scoreboard (50% of the stall samples at " in md
+    assert "The first hint, LOADBALANC_SM in 7 kernels" in md
+    page = render_html(shown)
+    assert 'data-kind="limit"' in page and "its warps wait most on long_scoreboard" in page
+    assert verdict_json(shown)["limit_kernel"] == led.limit.kernel
