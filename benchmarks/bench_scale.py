@@ -11,7 +11,10 @@ a fresh Python process that runs alone:
   is, skipping the profiler's leading ``==PID==`` lines with ``skiprows`` (pandas cannot read
   them otherwise; nvprof's units row is then read as a data row); for a SQLite export, reading
   the kernel table with ``sqlite3`` + ``pandas.read_sql``;
-  for a Kineto trace (``gen_kineto``), ``json.load`` of the whole document;
+  for a Kineto trace (``gen_kineto``), ``json.load`` of the whole document; for the plain-text
+  nvprof trace, pandas' fixed-width reader ``pandas.read_fwf``; for an Nsight Compute details
+  page, ``pandas.read_csv`` with its C engine (pyarrow refuses the page: ncu ends a metric row
+  after its value, five fields short of the header, as the real exports do);
 * (b) ``python -m advisor report FILE --json OUT`` end to end;
 * (c) with ``--html``: ``report FILE -o OUT.html`` at n, for the size of the HTML report.
 
@@ -23,9 +26,10 @@ net figure.  The inputs are written by child processes too, so this process stay
 Linux a child's ``ru_maxrss`` starts from its parent's size at ``fork``).
 The children cache bytecode (in a temporary folder, after one warm-up run), as an installed
 package does, even where the environment sets ``PYTHONDONTWRITEBYTECODE``.
-Targets (ratios <= 1.00 meet them): (b)/(a) <= 2 for the CSV inputs (printed without a target
-for the many-distinct-names trace, :data:`NO_RATIO_TARGET`), net peak RSS <= 4x the file
-size, time(n) / time(n/10) <= 11 for (b), HTML report under 5 MB.  Exit status 1 when any
+Targets (ratios <= 1.00 meet them): (b)/(a) <= 1.3 for the text inputs (printed without a
+target for the many-distinct-names trace, :data:`NO_RATIO_TARGET`), net peak RSS <= 2x the
+file size, time(n) / time(n/10) <= 11 for (b), HTML report under 5 MB (the budget of a report
+run on every pull request; they were 2 and 4x before).  Exit status 1 when any
 target is missed.
 """
 
@@ -46,8 +50,8 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks import gen_kineto, gen_nsys, gen_nvprof  # noqa: E402
 
-TARGET_RATIO = 2.0
-TARGET_RSS_PER_BYTE = 4.0
+TARGET_RATIO = 1.3
+TARGET_RSS_PER_BYTE = 2.0
 TARGET_GROWTH = 11.0
 TARGET_HTML_BYTES = 5_000_000
 BASELINE_IMPORTS = "import advisor, parsers, pandas, pyarrow"
@@ -132,6 +136,12 @@ def read_bytes_argv(path: Path, is_csv: bool) -> list[str]:
     if path.suffix == ".json":  # a Kineto trace: the whole document as Python objects
         code = f"import json; json.load(open({str(path)!r}, 'rb'))"
         return [sys.executable, "-c", code]
+    if path.suffix == ".txt":  # nvprof's plain-text trace: fixed-width columns
+        code = f"import pandas; pandas.read_fwf({str(path)!r}, skiprows={preamble_lines(path)})"
+        return [sys.executable, "-c", code]
+    if path.name.startswith("ncu-details"):  # ragged rows: the C engine fills them
+        code = f"import pandas; pandas.read_csv({str(path)!r}, skiprows={preamble_lines(path)})"
+        return [sys.executable, "-c", code]
     if is_csv:
         code = (
             "import pandas; pandas.read_csv("
@@ -187,6 +197,7 @@ def measure(
 ) -> Row:
     write, _, is_csv = gen
     suffix = ".csv" if is_csv else ".pt.trace.json" if key.startswith("kineto") else ".sqlite"
+    suffix = ".txt" if key.endswith("-text") else suffix
     small, large = folder / f"{key}-small{suffix}", folder / f"{key}{suffix}"
     for path, rows in ((small, max(1, n // 10)), (large, n)):
         checked(run_alone(write_argv(write, path, rows)), f"{key}: writing {path.name}")

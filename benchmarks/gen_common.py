@@ -194,6 +194,11 @@ def quoted(text: pa.Array) -> pa.Array:
     return pc.binary_join_element_wise('"', text, '"', "")
 
 
+def masked(text: pa.Array, valid: np.ndarray | None) -> pa.Array:
+    """``text``, null where ``valid`` is False."""
+    return _masked(text, valid)
+
+
 def _masked(text: pa.Array, valid: np.ndarray | None) -> pa.Array:
     if valid is None:
         return text
@@ -201,9 +206,12 @@ def _masked(text: pa.Array, valid: np.ndarray | None) -> pa.Array:
     return pc.if_else(pa.array(np.asarray(valid, dtype=bool)), text, nulls)
 
 
-def join_lines(columns: Sequence[pa.Array]) -> bytes:
-    """The CSV lines of ``columns`` (already formatted and quoted text; null -> empty field)."""
-    lines = pc.binary_join_element_wise(*columns, ",", null_handling="replace", null_replacement="")
+def join_lines(columns: Sequence[pa.Array], separator: str = ",") -> bytes:
+    """The CSV lines of ``columns`` (already formatted and quoted text; null -> empty field),
+    or with another ``separator`` between the cells."""
+    lines = pc.binary_join_element_wise(
+        *columns, separator, null_handling="replace", null_replacement=""
+    )
     ended = pc.binary_join_element_wise(lines, "", "\n")  # line + "\n" + ""
     if not len(ended):
         return b""

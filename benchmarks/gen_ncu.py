@@ -326,8 +326,43 @@ def write_ncu_raw(path: Path, n: int, seed: int = 0) -> None:
         pacsv.write_csv(pa.table(columns), handle, write_options=options)
 
 
+#: the details page the ``ncu-details-csv`` input repeats: the committed synthetic sample
+DETAILS_TEMPLATE = Path(__file__).resolve().parents[1] / "sample_profiles/synthetic_ncu_details.csv"
+
+
+def write_ncu_details(path: Path, n: int, seed: int = 0) -> None:
+    """An ncu ``--csv --page details`` export of about ``n`` rows: the launches of
+    :data:`DETAILS_TEMPLATE` (one block of section/metric rows and rule rows per launch, each
+    row with the launch's ID first) drawn at random, renumbered, until ``n`` rows are written.
+    The values repeat the template's; the cost of reading a details page is per row."""
+    lines = DETAILS_TEMPLATE.read_text(encoding="utf-8").splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith('"ID",'))
+    blocks: dict[str, list[str]] = {}
+    for line in lines[head + 1 :]:
+        launch, rest = line.split(",", 1)
+        blocks.setdefault(launch, []).append(rest.replace("{", "{{").replace("}", "}}"))
+    templates = ["".join(f'"{{0}}",{rest}\n' for rest in rows) for rows in blocks.values()]
+    sizes = [len(rows) for rows in blocks.values()]
+    rng = np.random.default_rng(seed)
+    preamble = "".join(f"{line}\n" for line in lines[: head + 1] if not line.startswith("#"))
+    with open(path, "w", encoding="utf-8", newline="\n") as out:
+        out.write(preamble)
+        written, launch = 0, 0
+        while written < n:
+            chunk = rng.integers(0, len(templates), 4096)
+            text = []
+            for k in chunk:
+                if written >= n:
+                    break
+                text.append(templates[k].format(launch))
+                written += sizes[k]
+                launch += 1
+            out.write("".join(text))
+
+
 GENERATORS: dict[str, tuple[Callable[[Path, int, int], None], int, bool]] = {
     "ncu-raw-csv": (write_ncu_raw, 10_000, True),
+    "ncu-details-csv": (write_ncu_details, 1_000_000, True),
 }
 
 
