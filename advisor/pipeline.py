@@ -199,7 +199,7 @@ def analyse_profile(
         device_note=note,
     )
     data = to_json(analysis)
-    if any(p.format == "ncu-rep" for p in profile.provenance):  # where in the code, or why not
+    if any(p.format in ("ncu-rep", "nvprof-db") for p in profile.provenance):  # where, or why not
         from advisor.report.locations import attach
 
         attach(data, profile)

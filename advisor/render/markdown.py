@@ -424,12 +424,14 @@ def _facts(view: _View) -> str:
     parts.append("device: " + md_escape(_clip(device, TEXT_CHARS)))
     if v is not None and v.bound_text:
         parts.append(md_escape(v.bound_text))
-    if v is not None and v.limits:  # each top kernel's limiting unit (Speed Of Light)
+    if v is not None and v.shown_limits:  # the hottest kernels' limiting units (Speed Of Light)
+        more = f"; {v.limits_more} more hot kernel{'s' if v.limits_more > 1 else ''}"
         parts.append(
             "; ".join(
                 f"{md_code(_clip(u.display, TEXT_CHARS))} ({_pct(u.share)} of GPU time): {u.text}"
-                for u in v.limits
+                for u in v.shown_limits
             )
+            + (more if v.limits_more else "")
         )
     # HOSTSYNC is the application's: said here once, not in every kernel's line
     parts.append(f"HOSTSYNC (GPU busy / timeline span) {_num(s.hostsync.value)}")

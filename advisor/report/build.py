@@ -313,11 +313,25 @@ class Verdict:
     limit: LimitingUnit | None = None
 
     @property
+    def shown_limits(self) -> tuple[LimitingUnit, ...]:
+        """The limits the facts line names: those with a unit, the :data:`LIMITS_SHOWN` hottest
+        (the others are in the JSON and the kernel sections)."""
+        with_unit = [u for u in self.limits if u.unit is not None]
+        return tuple(sorted(with_unit, key=lambda u: -u.share)[:LIMITS_SHOWN])
+
+    @property
+    def limits_more(self) -> int:
+        """Kernels with a limiting unit the facts line does not name."""
+        return sum(1 for u in self.limits if u.unit is not None) - len(self.shown_limits)
+
+    @property
     def limits_text(self) -> str:
         """The limits in words: "`k` (50.3% of GPU time): limited by DRAM at 87% of peak"."""
-        return "; ".join(
-            f"{u.display} ({_pct(u.share)} of GPU time): {u.text}" for u in self.limits
+        text = "; ".join(
+            f"{u.display} ({_pct(u.share)} of GPU time): {u.text}" for u in self.shown_limits
         )
+        more = self.limits_more
+        return text + (f"; {more} more hot {_kernels_word(more)}" if more else "")
 
     @property
     def fix_speedup(self) -> float | None:
@@ -474,7 +488,7 @@ def build(
                 ),
                 limits=tuple(
                     replace(u, stalls=stalls_of(located.get(u.kernel)))
-                    for u in limiting_units(kernels, profile)
+                    for u in limiting_units(kernels, profile, located)
                 ),
             )
         ),
@@ -737,6 +751,8 @@ def _verdict(
 #: a kernel over this share of the GPU time gets its limiting unit named in the verdict (the top
 #: kernel always does)
 LIMIT_SHARE = 0.10
+#: the facts line names the limiting units of at most this many kernels (the hottest)
+LIMITS_SHOWN = 3
 #: the Speed Of Light figures a limiting unit is chosen from: (unit, canonical metric); Nsight
 #: Compute's GPU Speed Of Light and Memory Workload sections (advisor/data/metric_map.csv)
 SPEED_OF_LIGHT: tuple[tuple[str, str], ...] = (
@@ -760,8 +776,10 @@ class LimitingUnit:
     kernel: str
     display: str
     share: float  # of the GPU time
-    unit: str  # DRAM | L2 | L1/TEX | SM
-    frac_of_peak: float
+    #: DRAM | L2 | L1/TEX | SM; None where the profile has no Speed Of Light figure for the
+    #: kernel but PC-sampling stall reasons (an nvprof database's source-level tables)
+    unit: str | None
+    frac_of_peak: float | None
     #: every unit's figure the profile has, in :data:`SPEED_OF_LIGHT` order
     units: tuple[tuple[str, float], ...] = ()
     #: the kernel's top stall reasons from PC sampling, with their lines (docs/locations.md)
@@ -771,6 +789,8 @@ class LimitingUnit:
     def text(self) -> str:
         """In words, "limited by DRAM at 87% of peak"; below :data:`NEAR_PEAK` no unit limits it,
         and the busiest unit is named as such."""
+        if self.unit is None or self.frac_of_peak is None:
+            return "no Speed Of Light figures: its warps' stall reasons say what it waits on"
         at = f"{self.unit} at {self.frac_of_peak * 100:.0f}% of peak"
         if self.frac_of_peak >= NEAR_PEAK:
             return f"limited by {at}"
@@ -778,12 +798,16 @@ class LimitingUnit:
 
 
 def limiting_units(
-    kernels: Sequence[Mapping[str, Any]], profile: Profile
+    kernels: Sequence[Mapping[str, Any]],
+    profile: Profile,
+    located: Mapping[str, Any] | None = None,
 ) -> tuple[LimitingUnit, ...]:
     """The limiting unit of the top kernel (by GPU time) and of each kernel over
     :data:`LIMIT_SHARE` of it: the unit of the largest Speed Of Light figure (% of peak) the
     profile holds for it.  A kernel without any of these figures (nvprof, nsys, a trace, an ncu
-    export without the SpeedOfLight section) is left out: nothing is claimed for it."""
+    export without the SpeedOfLight section) is left out: nothing is claimed for it, unless its
+    ``located`` locations hold PC-sampling stall reasons (then it is listed without a unit,
+    its stalls saying what it waits on)."""
     ranked = [k for k in kernels if k.get("share_of_gpu_time") is not None]
     chosen = [k for i, k in enumerate(ranked) if i == 0 or k["share_of_gpu_time"] > LIMIT_SHARE]
     if not chosen:
@@ -797,10 +821,15 @@ def limiting_units(
             for unit, m in SPEED_OF_LIGHT
             if m in metrics and math.isfinite(metrics[m])
         )
+        share = float(k["share_of_gpu_time"])
         if not units:
+            stalls = stalls_of((located or {}).get(k["name"]))
+            if stalls:
+                out.append(
+                    LimitingUnit(k["name"], display_name(k["name"]), share, None, None, (), stalls)
+                )
             continue
         unit, frac = max(units, key=lambda u: u[1])  # the first in SPEED_OF_LIGHT on a tie
-        share = float(k["share_of_gpu_time"])
         out.append(LimitingUnit(k["name"], display_name(k["name"]), share, unit, frac, units))
     return tuple(out)
 
@@ -814,10 +843,14 @@ def lead_with_limit(v: Verdict) -> Verdict:
     share = v.hint.share_of_gpu_time if v.hint is not None else None
     if v.kind != "fix" or share is None or share >= MINOR_SHARE:
         return v
-    hot = [u for u in v.limits if u.share >= MINOR_SHARE]
+    hot = [u for u in v.limits if u.share >= MINOR_SHARE and u.unit is not None]
     if not hot:
         return v
     return replace(v, kind="limit", limit=max(hot, key=lambda u: u.share))
+
+
+def _kernels_word(n: int) -> str:
+    return "kernel" if n == 1 else "kernels"
 
 
 def _limits_json(v: Verdict) -> list[dict[str, Any]]:

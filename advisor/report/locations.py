@@ -173,7 +173,11 @@ def place(row: pd.Series, opcodes: str) -> dict[str, Any]:
 
 
 def kernel_locations(
-    reader: Callable[[Any, Any], Any], refs: list[Any], criteria: Iterable[str], launches: int
+    reader: Callable[[Any, Any], Any],
+    refs: list[Any],
+    criteria: Iterable[str],
+    launches: int,
+    how: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The ``locations`` object of one kernel from its launches' :class:`SourceRef` ``refs``
     (read with ``reader(ref, code)``, :func:`parsers.ncu.source_counters.read_instructions`
@@ -184,7 +188,9 @@ def kernel_locations(
     read = [reader(ref, code) for ref in refs[:MAX_LAUNCHES]]
     rows = pd.concat([r.rows for r in read], ignore_index=True)
     with_line = rows[rows["line"] > 0]
-    exact = all(a == b for r in read for a, b in conservation(r).values())
+    checked = [pair for r in read for pair in conservation(r).values()]
+    # None: the profile stores no kernel totals to check the rows against (nvprof databases)
+    exact = all(a == b for a, b in checked) if checked else None
     has_lines = any(r.has_line_info for r in read)
     has_samples = any(r.has_stall_samples for r in read)
     embedded = any(r.source_files for r in read)
@@ -192,7 +198,8 @@ def kernel_locations(
     available += ["line_info"] if has_lines else []
     available += ["stall_samples"] if has_samples else []
     available += ["source_text"] if embedded else []
-    missing = {k: HOW[k] for k in HOW if k not in available}
+    how = HOW if how is None else how
+    missing = {k: how[k] for k in how if k not in available}
     located = {
         c: top_locations(rows, c, sass_of=code.sass) for c in sorted(set(criteria)) if c in MEASURES
     }
@@ -267,6 +274,7 @@ def attach(
     Kernels with a hint of a criterion of :data:`MEASURES`, the kernel with the most GPU time
     and those over :data:`HOT_SHARE` are read; the others say ``"not_read": "not shown"``."""
     if not any(p.format == "ncu-rep" for p in profile.provenance):
+        _attach_nvprof(data, profile)
         return
     read = reader if reader is not None else _read_without_sass
 
@@ -286,6 +294,66 @@ def attach(
             kernel["locations"] = {"available": ["instructions"], "not_read": "not shown"}
         else:
             kernel["locations"] = kernel_locations(read, found, wanted, counts.get(name, 0))
+
+
+#: how to get what an nvprof database lacks (its source-level tables, docs/locations.md)
+HOW_NVPROF: dict[str, str] = {
+    "instructions": "record with `nvprof --source-level-analysis global_access,shared_access,"
+    "branch,instruction_execution,pc_sampling -o FILE.nvvp` (per-instruction records)",
+    "line_info": HOW["line_info"],
+    "stall_samples": "record with `nvprof --source-level-analysis pc_sampling` (PC sampling)",
+}
+
+
+def _attach_nvprof(data: dict[str, Any], profile: Any) -> None:
+    """``locations`` from an nvprof database's source-level tables
+    (:mod:`parsers.sqlite.nvprof_source`), for a profile read from one database (the records
+    are keyed by the launch's correlation id, which only one database numbers); where the
+    database holds none, each kernel says how to record them."""
+    dbs = [p.path for p in profile.provenance if p.format == "nvprof-db"]
+    if len(dbs) != 1 or "correlation_id" not in profile.launches:
+        return
+    from parsers.ncu.source_counters import Instructions
+    from parsers.sqlite import nvprof_source
+
+    by_launch = nvprof_source.read(dbs[0])
+    kernels = data.get("kernels", [])
+    if not by_launch:
+        for kernel in kernels:
+            kernel["locations"] = {
+                "available": [],
+                "missing": dict(HOW_NVPROF),
+                "not_read": "instructions",
+            }
+        return
+    launches = profile.launches.dropna(subset=["correlation_id"])
+    refs: dict[str, list[int]] = {}
+    for name, corr in zip(launches["name"], launches["correlation_id"].astype(int), strict=True):
+        if corr in by_launch:
+            refs.setdefault(str(name), []).append(corr)
+    shares = [k.get("share_of_gpu_time") or 0.0 for k in kernels]
+    hottest = max(range(len(kernels)), key=lambda i: shares[i], default=None)
+    counts = _launch_counts(profile)
+
+    def read(corr: int, code: Any) -> Any:
+        return Instructions(rows=by_launch[corr])
+
+    for i, kernel in enumerate(kernels):
+        name = kernel.get("name")
+        wanted = [h["criterion"] for h in kernel.get("hints", []) if h.get("criterion") in MEASURES]
+        found = refs.get(str(name), [])
+        if not found:
+            kernel["locations"] = {
+                "available": [],
+                "missing": {"instructions": HOW_NVPROF["instructions"]},
+                "not_read": "instructions",
+            }
+        elif not (wanted or i == hottest or shares[i] >= HOT_SHARE):
+            kernel["locations"] = {"available": ["instructions"], "not_read": "not shown"}
+        else:
+            kernel["locations"] = kernel_locations(
+                read, sorted(found), wanted, counts.get(name, 0), HOW_NVPROF
+            )
 
 
 def _read_without_sass(ref: Any, code: Any) -> Any:

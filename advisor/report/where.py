@@ -138,6 +138,58 @@ STALL_REASONS: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "misc": ("a stall of no other category", ("see Nsight Compute's Source page for the lines",)),
     "selected": ("issued an instruction (not a stall)", ()),
+    # the reasons nvprof's PC sampling names (CUpti_ActivityPCSamplingStallReason), in our words
+    # after CUPTI's documentation of that enumeration; nvprof's SYNC is ``barrier`` above
+    "inst_fetch": (
+        "the next instruction is not fetched yet: an instruction-cache miss or a jump to code "
+        "not in the cache",
+        (
+            "shrink the hot loop's code (less unrolling, fewer template instances inlined)",
+            "avoid large jump tables and deeply inlined cold paths in the kernel",
+        ),
+    ),
+    "exec_dependency": (
+        "an input of the instruction is not ready: it waits for the result of an earlier "
+        "arithmetic instruction",
+        (
+            "give each thread more independent work (unroll independent iterations)",
+            "run more warps per SM so others issue while one waits",
+        ),
+    ),
+    "memory_dependency": (
+        "an input of the instruction is a load from memory that has not returned yet",
+        (
+            "keep more independent loads in flight (load early, unroll, more warps per SM)",
+            "keep reused data in shared memory or registers",
+            "coalesce the accesses so each request needs fewer transactions",
+        ),
+    ),
+    "texture": (
+        "the texture unit is busy or a texture fetch has not returned yet",
+        ("fetch fewer texels per result, or read through global/shared memory instead",),
+    ),
+    "pipe_busy": (
+        "the pipeline the instruction needs (arithmetic or load/store) is busy",
+        (
+            "spread the work over other pipelines (mix integer and floating-point work)",
+            "use cheaper instructions (lower precision, fused multiply-add)",
+        ),
+    ),
+    "memory_throttle": (
+        "too many memory requests are pending: the memory pipeline cannot take more",
+        (
+            "use wider (vectorised) loads and stores: fewer requests for the same bytes",
+            "coalesce the accesses so each warp request needs fewer transactions",
+        ),
+    ),
+    "constant_memory_dependency": (
+        "a constant-cache miss: the constant (or a kernel parameter) is fetched from memory",
+        (
+            "read constants the same way from every thread of a warp (uniform addresses)",
+            "keep the constant working set small, or move per-thread tables to global memory",
+        ),
+    ),
+    "other": ("a stall of no other category", ("see the Visual Profiler's source view",)),
 }
 #: locations written per hint in the pull-request comment (the HTML lists all of the JSON's)
 COMMENT_LOCATIONS = 1

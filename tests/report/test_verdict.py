@@ -235,6 +235,8 @@ def test_limiting_unit_of_the_top_kernels_from_speed_of_light(
     expected = [k["name"] for i, k in enumerate(kernels) if i == 0 or k["share_of_gpu_time"] > 0.1]
     assert [u["kernel"] for u in limits] == expected
     metrics = pipeline.read([str(real_profiles / rep)]).metrics
+    # the facts line names the three hottest kernels' units (LIMITS_SHOWN); the JSON holds all
+    shown = {u["kernel"] for u in sorted(limits, key=lambda u: -u["share_of_gpu_time"])[:3]}
     for u in limits:
         rows = metrics[metrics["kernel"] == u["kernel"]]
         sol = {
@@ -246,7 +248,8 @@ def test_limiting_unit_of_the_top_kernels_from_speed_of_light(
         assert u["unit"] == max(sol, key=lambda k: sol[k])
         assert u["fraction_of_peak"] == pytest.approx(max(sol.values()))
         pct = f"{u['unit']} at {u['fraction_of_peak'] * 100:.0f}% of peak"
-        assert pct in u["text"] and u["text"] in md and u["text"] in html
+        assert pct in u["text"]
+        assert (u["text"] in md and u["text"] in html) or u["kernel"] not in shown
         assert ("limited by" in u["text"]) == (u["fraction_of_peak"] >= 0.6)
     facts = md.split("\n\n")[1]  # the facts line after the verdict
     assert limits[0]["text"] in facts
