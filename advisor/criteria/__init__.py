@@ -46,6 +46,7 @@ from advisor.criteria.engine.folding import KERNELS_MAX, Folded, fold
 from advisor.criteria.engine.gathering import gather
 from advisor.criteria.engine.hints import hint_for, rank
 from advisor.criteria.engine.inputs import DeviceView, KernelData, device_view, profilers
+from advisor.criteria.engine.instruction_sums import needs_sums, with_sums
 from advisor.criteria.engine.occupancy import limits_for
 from advisor.criteria.engine.spec import APPLICATION, KERNEL, CriterionSpec
 from advisor.criteria.engine.speedups import (
@@ -134,7 +135,16 @@ def evaluate(
     total_ns += folded.duration_ns if folded is not None else 0.0
     rules = _rules_by_kernel(scored)
     comm = communication_kernels(profile)
-    analyses = [_kernel(k, ctx, specs, app_results, total_ns, rules, comm) for k in kernels]
+    sources = getattr(profile, "instruction_sources", None) or {}
+    analyses = []
+    for k in kernels:
+        analysis = _kernel(k, ctx, specs, app_results, total_ns, rules, comm)
+        wanted = needs_sums(specs, analysis.criteria) if sources else frozenset()
+        if wanted:  # per-instruction data, read only for the criteria that lack counters
+            filled = with_sums(k, sources, wanted)
+            if filled is not None:
+                analysis = _kernel(filled, ctx, specs, app_results, total_ns, rules, comm)
+        analyses.append(analysis)
     analyses.sort(key=lambda a: (-(a.duration_ns or 0.0), a.name))
     return Analysis(
         inputs=tuple(_input(p) for p in profile.provenance),

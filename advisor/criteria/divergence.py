@@ -74,6 +74,9 @@ UNIFORM_BRANCHES_MIN = 0.9
 #: variants of a computed value by cause (Decision V3)
 DIVERGENT_BRANCHES = "divergent_branches"
 FEW_ACTIVE_LANES = "few_active_lanes"
+#: per-instruction sums (parsers.ncu.source_counters.criterion_sums): predicated-on thread
+#: instructions and warp instructions
+SOURCE_LANES = ("source.thread_inst_executed_true", "source.inst_executed")
 
 
 def executed_over_potential(thread_inst_executed: float, inst_executed: float) -> float | None:
@@ -118,6 +121,18 @@ RECIPES: tuple[Recipe, ...] = (
         lambda v: executed_over_potential(v["thread_inst_executed"], v["inst_executed"]),
         optional=CAUSE_EVIDENCE[1:],
     ),
+    # after every kernel-level recipe: the predicated-on lanes summed over the instructions of
+    # the per-instruction counters, read only when none of the above fits
+    # (advisor.criteria.engine.instruction_sums; docs/criteria.md, "Per-instruction recipes")
+    Recipe(
+        "predicated-on thread instructions / (32 * warp instructions), summed over the "
+        "instructions (Nsight Compute source counters)",
+        SOURCE_LANES,
+        lambda v: executed_over_potential(v[SOURCE_LANES[0]], v[SOURCE_LANES[1]]),
+        tools=("ncu",),
+        optional=CAUSE_EVIDENCE,
+        fallback=True,
+    ),
 )
 
 
@@ -154,7 +169,7 @@ def evaluate(kernel: KernelData, ctx: Context) -> CriterionResult:
     factor = ctx.device.F("F_Divergence", scored.raw)
     value = clamp01(scored.raw * factor)
     inputs = {**scored.inputs, "F_Divergence": factor}
-    idle = idle_lane_slots(scored.raw, inputs.get("inst_executed"))
+    idle = idle_lane_slots(scored.raw, inputs.get("inst_executed", inputs.get(SOURCE_LANES[1])))
     if idle is not None:
         inputs["idle_lane_slots"] = idle
     variant, notes = cause(inputs)

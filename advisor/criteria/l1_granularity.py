@@ -38,6 +38,7 @@ from advisor.criteria.engine.levels import (
     evaluate_granularity,
     requested_bytes_recipe,
     requested_over_transferred,
+    source_bytes_recipes,
     word_estimate_recipes,
 )
 from advisor.criteria.engine.spec import CriterionSpec, Needs
@@ -123,6 +124,7 @@ RECIPES: tuple[Recipe, ...] = (
         tools=("nvprof",),
         note="only global loads are measured (gld_efficiency); stores are not included",
     ),
+    *source_bytes_recipes("l1", _L1_SECTORS),
     *word_estimate_recipes("l1", _L1_SECTORS),
 )
 

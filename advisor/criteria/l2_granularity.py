@@ -31,6 +31,7 @@ from advisor.criteria.engine.levels import (
     evaluate_granularity,
     requested_bytes_recipe,
     requested_over_transferred,
+    source_bytes_recipes,
     word_estimate_recipes,
 )
 from advisor.criteria.engine.spec import CriterionSpec, Needs
@@ -69,6 +70,7 @@ RECIPES: tuple[Recipe, ...] = (
         ),
         tools=("nvprof",),
     ),
+    *source_bytes_recipes("l2", _L2_SECTORS),
     *word_estimate_recipes("l2", _L2_SECTORS),
 )
 

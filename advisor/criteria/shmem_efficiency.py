@@ -35,6 +35,12 @@ from advisor.criteria.engine.spec import CriterionSpec, Needs
 from advisor.criteria.engine.speedups import level_recipes
 
 NAME = "SHMEM_EFFICIENCY"
+#: per-instruction sums (parsers.ncu.source_counters.criterion_sums): ideal and actual
+#: shared wavefronts
+SOURCE_WAVEFRONTS = (
+    "source.memory_l1_wavefronts_shared_ideal",
+    "source.memory_l1_wavefronts_shared",
+)
 
 
 def ideal_over_actual(ideal: float, actual: float) -> float | None:
@@ -104,6 +110,17 @@ RECIPES: tuple[Recipe, ...] = (
         ("shared_efficiency",),
         lambda v: v["shared_efficiency"] if v["shared_efficiency"] > 0 else None,
         tools=("nvprof",),
+    ),
+    # after every kernel-level recipe: the wavefronts summed over the instructions of the
+    # per-instruction counters, read only when none of the above fits
+    # (advisor.criteria.engine.instruction_sums; docs/criteria.md, "Per-instruction recipes")
+    Recipe(
+        "ideal / actual shared wavefronts summed over the instructions (Nsight Compute source "
+        "counters)",
+        SOURCE_WAVEFRONTS,
+        lambda v: ideal_over_actual(v[SOURCE_WAVEFRONTS[0]], v[SOURCE_WAVEFRONTS[1]]),
+        tools=("ncu",),
+        fallback=True,
     ),
 )
 

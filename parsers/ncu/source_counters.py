@@ -32,7 +32,7 @@ Columns of :func:`read_instructions` (one row per PC that has a value in any cou
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,12 +146,7 @@ def read_instructions(ref: SourceRef, code: Code | None = None, sass: bool = Tru
     ``code``: the lines and SASS of the other launches of the same kernel, shared; ``sass``:
     False leaves the ``sass`` and ``opcode`` columns empty (``Instructions.code.sass(pc)``
     disassembles one PC when needed)."""
-    if ref.handle is not None:
-        action = ref.handle[1]
-    else:
-        context = _load(ref.path)
-        action = context.range_by_idx(ref.range_index).action_by_idx(ref.action_index)
-    return instructions_of(action, ref.kernel, code, sass)
+    return instructions_of(_action_of(ref), ref.kernel, code, sass)
 
 
 def instructions_of(
@@ -213,6 +208,101 @@ def instructions_of(
     rows["pc_offset"] = rows["pc_offset"].astype(np.int64)
     rows["line"] = rows["line"].astype(np.int64)
     return Instructions(rows=rows, totals=totals, source_files=_embedded(action), code=code)
+
+
+#: the prefix of the per-instruction sums :func:`criterion_sums` gives (the criteria's
+#: per-instruction recipes read them, docs/criteria.md "Per-instruction recipes")
+SUM_PREFIX = "source."
+#: ``memory_type`` code of global memory (observed in the reports: 4 global, 8 local, 16 shared;
+#: 0 for an instruction that never executed)
+MEMORY_GLOBAL = 4
+#: ``memory_access_type`` codes of loads and stores (observed: 2 load, 4 store; atomics and
+#: reductions, which the global load / store sector counters leave out, are left out too)
+ACCESS_LOAD = 2
+ACCESS_STORE = 4
+#: per-instruction sums -> the instanced metric summed
+SUMMED: dict[str, str] = {
+    "inst_executed": "inst_executed",
+    "thread_inst_executed_true": "thread_inst_executed_true",
+    "memory_l1_wavefronts_shared": "memory_l1_wavefronts_shared",
+    "memory_l1_wavefronts_shared_ideal": "memory_l1_wavefronts_shared_ideal",
+}
+
+
+#: the requested-byte sums of :func:`criterion_sums` and the metrics they read
+REQUESTED_SUMS = ("global_load_requested_bytes", "global_store_requested_bytes")
+_REQUESTED_READS = (
+    "thread_inst_executed_true",
+    "memory_type",
+    "memory_access_type",
+    "memory_access_size_type",
+)
+
+
+def criterion_sums(ref: SourceRef, wanted: Collection[str] | None = None) -> dict[str, float]:
+    """Kernel totals computed from one launch's per-instruction counters, for the criteria
+    whose kernel-level counters the report lacks (names with :data:`SUM_PREFIX`; a name is
+    absent where the report has no value for it):
+
+    * ``source.<metric>`` for each metric of :data:`SUMMED`: the sum over its instructions;
+    * ``source.global_load_requested_bytes`` / ``source.global_store_requested_bytes``: over
+      the global (``memory_type`` :data:`MEMORY_GLOBAL`) loads / stores, the predicated-on
+      lanes (``thread_inst_executed_true``) x the access width (``memory_access_size_type``,
+      in bits) / 8 -- the bytes the instructions asked for, from each instruction's own width
+      instead of an assumed 4 B word.
+
+    ``wanted``: the names to give (all by default); only the metrics they need are read (no
+    line info, no SASS)."""
+    asked = {SUM_PREFIX + c for c in (*SUMMED, *REQUESTED_SUMS)} if wanted is None else wanted
+    reads = {SUMMED[n[len(SUM_PREFIX) :]] for n in asked if n[len(SUM_PREFIX) :] in SUMMED}
+    if any(n[len(SUM_PREFIX) :] in REQUESTED_SUMS for n in asked):
+        reads.update(_REQUESTED_READS)
+    if not reads:
+        return {}
+    action = _action_of(ref)
+    names = set(action.metric_names())
+    by_pc: dict[str, dict[int, float]] = {}
+    for name in sorted(reads & names):
+        metric = action.metric_by_name(name)
+        if metric is None or not metric.has_correlation_ids():
+            continue
+        ids = metric.correlation_ids()
+        value = metric.as_double
+        by_pc[name] = {
+            int(ids.as_uint64(i)): float(value(i)) for i in range(metric.num_instances())
+        }
+    out = {
+        SUM_PREFIX + column: float(sum(by_pc[metric].values()))
+        for column, metric in SUMMED.items()
+        if metric in by_pc and SUM_PREFIX + column in asked
+    }
+    lanes = by_pc.get("thread_inst_executed_true")
+    kinds, access, width = (
+        by_pc.get(n) for n in ("memory_type", "memory_access_type", "memory_access_size_type")
+    )
+    if lanes is None or kinds is None or access is None or width is None:
+        return out
+    if any(n[len(SUM_PREFIX) :] in REQUESTED_SUMS for n in asked):
+        loads = stores = 0.0
+        for pc, kind in kinds.items():
+            bits = width.get(pc, 0.0)
+            if kind != MEMORY_GLOBAL or not bits > 0:
+                continue
+            requested = lanes.get(pc, 0.0) * bits / 8
+            if access.get(pc) == ACCESS_LOAD:
+                loads += requested
+            elif access.get(pc) == ACCESS_STORE:
+                stores += requested
+        out[SUM_PREFIX + "global_load_requested_bytes"] = loads
+        out[SUM_PREFIX + "global_store_requested_bytes"] = stores
+    return out
+
+
+def _action_of(ref: SourceRef) -> Any:
+    """The ``ncu_report`` action of ``ref``: the one kept with it, else looked up again."""
+    if ref.handle is not None:
+        return ref.handle[1]
+    return _load(ref.path).range_by_idx(ref.range_index).action_by_idx(ref.action_index)
 
 
 def _pcs(metric: Any, known: dict[int, list[tuple[int, ...]]]) -> tuple[int, ...]:

@@ -65,6 +65,58 @@ def requested_bytes_recipe(label: str, sectors: tuple[str, str]) -> Recipe:
     )
 
 
+#: the bytes the global loads / stores asked for, summed over the instructions of the
+#: per-instruction counters: predicated-on lanes x each instruction's access width
+#: (:func:`parsers.ncu.source_counters.criterion_sums`, read only where needed,
+#: :mod:`advisor.criteria.engine.instruction_sums`)
+SOURCE_REQUESTED_BYTES = (
+    "source.global_load_requested_bytes",
+    "source.global_store_requested_bytes",
+)
+#: the note every result of a per-instruction requested-bytes recipe carries
+SOURCE_BYTES_NOTE = (
+    "requested bytes summed over the global load and store instructions of Nsight Compute's "
+    "per-instruction counters (active lanes x each instruction's access width), read because "
+    "the report has no kernel-level requested-byte or ideal-sector counter"
+)
+
+
+def source_bytes_recipes(level: str, sectors: tuple[str, str]) -> tuple[Recipe, ...]:
+    """Decision 1 from the per-instruction counters, before the 4-sectors-per-request estimate
+    (docs/criteria.md, "Per-instruction recipes"): the requested bytes of
+    :data:`SOURCE_REQUESTED_BYTES` over 32 B x the level's sectors ``sectors`` (loads, stores);
+    loads alone where only the load sectors are measured.  Unlike Decision G2 this counts
+    partial warps and predicated-off lanes and 8 B / 16 B accesses as they ran.  Marked
+    ``fallback``: the sums are never named as something to collect (the kernel-level counters
+    are)."""
+    label = (
+        f"requested bytes from each instruction's access width / (32 B x {level.upper()} sectors)"
+    )
+    return (
+        Recipe(
+            label,
+            (*SOURCE_REQUESTED_BYTES, *sectors),
+            lambda v: requested_over_transferred(
+                v[SOURCE_REQUESTED_BYTES[0]] + v[SOURCE_REQUESTED_BYTES[1]],
+                SECTOR_BYTES * (v[sectors[0]] + v[sectors[1]]),
+            ),
+            tools=("ncu",),
+            note=SOURCE_BYTES_NOTE,
+            fallback=True,
+        ),
+        Recipe(
+            f"{label}, loads only",
+            (SOURCE_REQUESTED_BYTES[0], sectors[0]),
+            lambda v: requested_over_transferred(
+                v[SOURCE_REQUESTED_BYTES[0]], SECTOR_BYTES * v[sectors[0]]
+            ),
+            tools=("ncu",),
+            note=f"{SOURCE_BYTES_NOTE}; only global loads are measured",
+            fallback=True,
+        ),
+    )
+
+
 def word_estimate_recipes(level: str, sectors: tuple[str, str]) -> tuple[Recipe, ...]:
     """Decision G2: the requested bytes estimated from the request count when a report has no
     requested-byte or ideal-sector counter (Nsight Compute's memory-chart and command-line
