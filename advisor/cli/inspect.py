@@ -27,7 +27,7 @@ def inspect_cmd(files: tuple[str, ...], as_json: bool, merge_inputs: bool) -> No
     with loading.modules():
         import parsers
         from advisor.profile import merge
-        from advisor.report.inspect import render_text, summarize  # its templates load here
+        from advisor.report.inspect import render_text, summarize
 
     profiles: list[Profile] = []
     failed = 0

@@ -19,7 +19,6 @@ from typing import Any
 import pandas as pd
 
 from advisor.profile import Profile
-from advisor.render.templating import text_environment
 
 
 def summarize(profile: Profile) -> dict[str, Any]:
@@ -48,6 +47,8 @@ def summarize(profile: Profile) -> dict[str, Any]:
 
 
 def render_text(summaries: list[dict[str, Any]]) -> str:
+    from advisor.render.templating import text_environment  # jinja2: the text only, not --json
+
     return text_environment().get_template("inspect.txt.j2").render(summaries=summaries)
 
 

@@ -143,3 +143,32 @@ def test_modules_block_pauses_the_collector_and_freezes_what_it_loaded() -> None
         assert gc.get_freeze_count() >= before + len(created)
     finally:
         gc.unfreeze()
+
+
+#: what the HTML and text renderers load, which the JSON outputs do not need
+RENDERERS = ("matplotlib", "jinja2")
+SAMPLE = str(ROOT / "sample_profiles" / "synthetic_nvprof_gputrace.csv")
+
+
+def test_inspect_json_loads_no_renderer() -> None:
+    code, loaded = _loaded(["inspect", SAMPLE, "--json"], RENDERERS)
+    assert code == 0
+    assert loaded == []
+
+
+def test_report_json_loads_no_renderer(tmp_path: Path) -> None:
+    """``report --json`` builds the report's verdict, not its pages: no template engine, no
+    charts."""
+    out = tmp_path / "out.json"
+    code, loaded = _loaded(["report", SAMPLE, "--json", str(out), "--quiet"], RENDERERS)
+    assert code == 0
+    assert out.stat().st_size > 0
+    assert loaded == []
+
+
+def test_report_markdown_does_load_the_renderer(tmp_path: Path) -> None:
+    """The check above can fail: a rendered output does load jinja2."""
+    out = tmp_path / "out.md"
+    code, loaded = _loaded(["report", SAMPLE, "--markdown", str(out), "--quiet"], RENDERERS)
+    assert code == 0
+    assert "jinja2" in loaded
