@@ -138,7 +138,7 @@ def test_modules_block_pauses_the_collector_and_freezes_what_it_loaded() -> None
     try:
         with loading.modules():
             assert not gc.isenabled()
-            created = [[] for _ in range(1000)]
+            created: list[list[int]] = [[] for _ in range(1000)]
         assert gc.isenabled() == enabled
         assert gc.get_freeze_count() >= before + len(created)
     finally:
