@@ -7,13 +7,16 @@ For each report it times, with and without the locations of the analysis JSON
 (:func:`advisor.report.locations.attach` replaced by a no-op for "without"):
 
 * ``command``: ``python -m advisor report FILE --json OUT -o OUT.html --markdown OUT.md`` in a
-  fresh process, as a user runs it (start-up and imports included);
+  fresh process, as a user runs it (start-up and imports included); "without" also starts no
+  disassembly helper (:mod:`advisor.disassembly`), and a third time, "in-process SASS", runs
+  the command with the locations but without that helper (the SASS disassembled in the
+  command's own process);
 * ``in-process``: read + analyse + build + render HTML and Markdown + JSON text in this
   process, after one warm-up run (imports excluded: the strictest ratio).
 
-Runs alternate (without, with) ``--repeat`` times (default 3) and the fastest of each counts:
-on a shared machine one run can take half as long again as the next.  It prints both times and
-the ratio with/without; the target is a ratio of at most 1.25 for the command.
+Runs alternate (without, with, in-process SASS) ``--repeat`` times (default 3) and the fastest
+of each counts: on a shared machine one run can take half as long again as the next.  It prints
+the times and the ratios to "without"; the target is a ratio of at most 1.25 for the command.
 """
 
 from __future__ import annotations
@@ -40,14 +43,23 @@ TARGET = 1.25
 #: the command with the locations switched off (everything else as ``python -m advisor``)
 _WITHOUT = (
     "import sys; import advisor.report.locations as l; l.attach = lambda *a, **k: None; "
+    "import advisor.disassembly as d; d.start = lambda *a, **k: None; "
+    "from advisor.cli import main; sys.exit(main())"
+)
+#: the command with the locations, its SASS disassembled in-process (no helper process)
+_NO_HELPER = (
+    "import sys; import advisor.disassembly as d; d.start = lambda *a, **k: None; "
     "from advisor.cli import main; sys.exit(main())"
 )
 
 
-def command_seconds(path: Path, out: Path, with_locations: bool) -> float:
+def command_seconds(path: Path, out: Path, with_locations: bool, helper: bool = True) -> float:
     args = ["report", str(path), "--quiet", "--json", str(out / "r.json"),
             "-o", str(out / "r.html"), "--markdown", str(out / "r.md")]  # fmt: skip
-    prefix = ["-m", "advisor"] if with_locations else ["-c", _WITHOUT]
+    if not with_locations:
+        prefix = ["-c", _WITHOUT]
+    else:
+        prefix = ["-m", "advisor"] if helper else ["-c", _NO_HELPER]
     start = time.perf_counter()
     subprocess.run([sys.executable, *prefix, *args], cwd=ROOT, check=True)
     return time.perf_counter() - start
@@ -84,21 +96,25 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     worst = 0.0
     print(f"{'report':<60} {'command without/with':>22} {'ratio':>6} "
+          f"{'in-process SASS':>16} {'ratio':>6} "
           f"{'in-process without/with':>24} {'ratio':>6}")  # fmt: skip
     for path in paths:
         in_process_seconds(path, True)  # warm-up: imports, caches
         cmd = {False: [], True: []}  # type: dict[bool, list[float]]
+        no_helper: list[float] = []
         inproc = {False: [], True: []}  # type: dict[bool, list[float]]
         with tempfile.TemporaryDirectory() as folder:
             for _ in range(args.repeat):
                 for flag in (False, True):
                     cmd[flag].append(command_seconds(path, Path(folder), flag))
                     inproc[flag].append(in_process_seconds(path, flag))
-        c0, c1 = min(cmd[False]), min(cmd[True])
+                no_helper.append(command_seconds(path, Path(folder), True, helper=False))
+        c0, c1, c2 = min(cmd[False]), min(cmd[True]), min(no_helper)
         p0, p1 = min(inproc[False]), min(inproc[True])
         worst = max(worst, c1 / c0)
         name = str(path.relative_to(SHARED)) if path.is_relative_to(SHARED) else str(path)
         print(f"{name[-60:]:<60} {c0:9.2f}s / {c1:6.2f}s {c1 / c0:6.2f} "
+              f"{c2:15.2f}s {c2 / c0:6.2f} "
               f"{p0:11.2f}s / {p1:6.2f}s {p1 / p0:6.2f}")  # fmt: skip
     verdict = "within" if worst <= TARGET else "OVER"
     print(f"largest command ratio {worst:.2f}: {verdict} the {TARGET:.2f} target")

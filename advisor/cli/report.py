@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from advisor import progress
+from advisor import disassembly, progress
 from advisor.cli import loading, options
 from advisor.devices.database import find_device
 from advisor.errors import EXIT_GATE, UnreadableInput, UsageError, one_line
@@ -139,6 +139,8 @@ def report_cmd(
     (--json).
 
     With --per-file, every profile in the FILE folders gets its own report, plus an index."""
+    if not per_file:  # SASS disassembled on the other core while the modules load
+        disassembly.start(files)
     with loading.modules():
         from advisor import pipeline
         from advisor.report import gates

@@ -123,21 +123,37 @@ class Code:
         self._where: dict[int, tuple[str, int]] = {}
         self._sass: dict[int, str] = {}
         self._action: dict[int, Any] = {}
+        self._launch: dict[int, tuple[str, int, int]] = {}
 
-    def locate(self, action: Any, pc: int) -> tuple[str, int]:
-        """(file, line) of ``pc``; ``("", 0)`` without line info."""
+    def locate(
+        self, action: Any, pc: int, launch: tuple[str, int, int] | None = None
+    ) -> tuple[str, int]:
+        """(file, line) of ``pc``; ``("", 0)`` without line info.  ``launch``: (report path,
+        range, action) of ``action``, where the command's disassembly helper may hold its SASS
+        (:mod:`advisor.disassembly`)."""
         if pc not in self._where:
             info = action.source_info(pc)
             where = (str(info.file_name() or ""), int(info.line() or 0)) if info else ("", 0)
             self._where[pc] = where
             self._action[pc] = action
+            if launch is not None:
+                self._launch[pc] = launch
         return self._where[pc]
 
     def sass(self, pc: int) -> str:
-        """The SASS text of ``pc`` (empty for a PC never located)."""
+        """The SASS text of ``pc`` (empty for a PC never located): the disassembly helper's
+        text where it has one, else disassembled here."""
         if pc not in self._sass:
-            action = self._action.get(pc)
-            self._sass[pc] = str(action.sass_by_pc(pc) or "").strip() if action else ""
+            text = None
+            launch = self._launch.get(pc)
+            if launch is not None:
+                from advisor import disassembly
+
+                text = disassembly.lookup(*launch, pc)
+            if text is None:
+                action = self._action.get(pc)
+                text = str(action.sass_by_pc(pc) or "").strip() if action else ""
+            self._sass[pc] = text
         return self._sass[pc]
 
 
@@ -146,13 +162,19 @@ def read_instructions(ref: SourceRef, code: Code | None = None, sass: bool = Tru
     ``code``: the lines and SASS of the other launches of the same kernel, shared; ``sass``:
     False leaves the ``sass`` and ``opcode`` columns empty (``Instructions.code.sass(pc)``
     disassembles one PC when needed)."""
-    return instructions_of(_action_of(ref), ref.kernel, code, sass)
+    launch = (ref.path, ref.range_index, ref.action_index)
+    return instructions_of(_action_of(ref), ref.kernel, code, sass, launch)
 
 
 def instructions_of(
-    action: Any, kernel: str, code: Code | None = None, sass: bool = True
+    action: Any,
+    kernel: str,
+    code: Code | None = None,
+    sass: bool = True,
+    launch: tuple[str, int, int] | None = None,
 ) -> Instructions:
-    """:func:`read_instructions` of an ``ncu_report`` action already at hand."""
+    """:func:`read_instructions` of an ``ncu_report`` action already at hand (``launch``: its
+    report path, range and action, for :meth:`Code.locate`)."""
     code = Code() if code is None else code
     columns: dict[str, dict[int, float]] = {}
     totals: dict[str, float] = {}
@@ -186,7 +208,7 @@ def instructions_of(
         index = starts.index(start) if start in starts else -1
         functions.append(kernel if index <= 0 else f"function@{start:#x}")
         offsets.append(pc - start)
-        file, line = code.locate(action, pc)
+        file, line = code.locate(action, pc, launch)
         files.append(file)
         lines.append(line)
     texts = [code.sass(pc) for pc in pcs] if sass else [""] * len(pcs)
