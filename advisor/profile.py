@@ -97,6 +97,16 @@ class Profile:
             first = self.provenance[0]
             self.provenance = (replace(first, notes=(*first.notes, *notes)), *self.provenance[1:])
 
+    @classmethod
+    def of(cls, provenance: tuple[Provenance, ...], frames: dict[str, pd.DataFrame]) -> Profile:
+        """A profile of ``frames`` (table name -> frame, :data:`advisor.schema.TABLES`), the
+        readers' way to build one: the frames fill the tables, nothing else."""
+        unknown = set(frames) - set(schema.TABLES)
+        if unknown:
+            raise ValueError(f"not profile tables: {sorted(unknown)}")
+        tables: dict[str, Any] = dict(frames)
+        return cls(provenance=provenance, **tables)
+
     @property
     def frames(self) -> dict[str, pd.DataFrame]:
         return {t: getattr(self, t) for t in schema.TABLES}

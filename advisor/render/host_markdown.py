@@ -4,9 +4,9 @@ idle split, launch delay, the launch-bound hint, the synchronizations and the to
 
 from __future__ import annotations
 
+from advisor.models import host
 from advisor.render.display import duration, shorten
 from advisor.render.markdown import md_code, md_escape
-from advisor.models import host
 from advisor.report.build import Report
 from advisor.report.host_view import HostView
 

@@ -153,7 +153,7 @@ def read_tables(
         profiler_version=version,
         notes=tuple(dict.fromkeys([*(n for p in parts for n in p.notes), *notes])),
     )
-    return Profile(provenance=(provenance,), **frames)
+    return Profile.of((provenance,), frames)
 
 
 def one_raw_table(src: Source) -> Table | None:

@@ -141,7 +141,7 @@ def read_nsys(src: Source, selected: Selection) -> Profile:
         profiler_version=scan.version,
         notes=tuple(frames.notes),
     )
-    return Profile(provenance=(provenance,), **frames.tables())
+    return Profile.of((provenance,), frames.tables())
 
 
 def _fast_scan(src: Source) -> _Scan | None:

@@ -352,7 +352,7 @@ def read_nvprof_csv(src: Source, selected: Selection) -> Profile:
     provenance = Provenance(
         path=src.path, format=FORMAT, profiler=PROFILER, modes=tuple(modes), notes=tuple(notes)
     )
-    return Profile(provenance=(provenance,), **frames)
+    return Profile.of((provenance,), frames)
 
 
 register(

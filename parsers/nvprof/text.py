@@ -387,7 +387,7 @@ class _Reader:
             modes=tuple(self.modes),
             notes=tuple(self.notes),
         )
-        return Profile(provenance=(provenance,), **tables)
+        return Profile.of((provenance,), tables)
 
 
 def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:

@@ -59,7 +59,8 @@ def test_the_hostsync_verdict_says_what_removing_the_syncs_buys(tmp_path: Path) 
 def test_the_operator_table_has_a_heading_in_the_html_and_the_markdown(tmp_path: Path) -> None:
     trace = write_trace(tmp_path / "rank0.pt.trace.json", step_events(), compress=True)
     html, md = tmp_path / "r.html", tmp_path / "r.md"
-    result = CliRunner().invoke(main, ["report", str(trace), "-o", str(html), "--markdown", str(md)])
+    args = ["report", str(trace), "-o", str(html), "--markdown", str(md)]
+    result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.stderr
     lines = md.read_text().splitlines()
     header = lines.index("| operator | launches | GPU time | share |")
