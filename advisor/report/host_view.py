@@ -19,8 +19,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from advisor.communication import Communication, communication
-from advisor.profile import Profile
 from advisor.models import host
+from advisor.profile import Profile
 from advisor.report import operators as ops
 
 #: the formats whose profiles get a host view

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from advisor.profile import Profile
 from advisor.models.host import NO_OPERATOR
+from advisor.profile import Profile
 
 #: share of the launches that must be launch-bound for the hint (half: most of the stream)
 LAUNCH_BOUND_MIN_SHARE = 0.5

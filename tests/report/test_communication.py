@@ -16,8 +16,8 @@ import parsers
 from advisor import communication as cm
 from advisor import pipeline
 from advisor.criteria import evaluate
-from advisor.profile import Profile
 from advisor.models import host
+from advisor.profile import Profile
 from advisor.report.host_view import host_view
 from tests.parsers.kineto.trace_builder import call, kernel, write_trace
 

@@ -11,8 +11,8 @@ import pytest
 
 import parsers
 from advisor import pipeline
-from advisor.profile import Profile
 from advisor.models import host
+from advisor.profile import Profile
 from advisor.report import operators
 from advisor.report.host_view import host_json, host_view
 from tests.parsers.kineto.trace_builder import call, kernel, op, step_events, write_trace
