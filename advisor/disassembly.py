@@ -16,8 +16,8 @@ all) until the helper has written that launch; None where there is no helper for
 failed, was too slow, or did not write that PC: the caller then disassembles in-process, so the
 output is the same either way.  Nothing is started without ``ncu_report``, on a single core, or
 for a file that is not an Nsight Compute report; every helper is killed and waited for when the
-command exits (:func:`stop`, registered with :mod:`atexit`), and a helper whose parent is gone
-stops at its next launch.
+command ends (:func:`stop`, also registered with :mod:`atexit`), and a helper whose parent is
+gone stops at its next launch.
 """
 
 from __future__ import annotations
@@ -109,6 +109,7 @@ class Helper:
 
 
 _HELPERS: dict[str, Helper] = {}
+_registered = False  # stop() registered with atexit
 
 
 def available() -> bool:
@@ -135,8 +136,10 @@ def start(paths: Iterable[str]) -> None:
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-    if not _HELPERS:
+    global _registered
+    if not _registered:
         atexit.register(stop)
+        _registered = True
     for path in reports:
         try:
             process = subprocess.Popen(

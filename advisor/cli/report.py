@@ -141,6 +141,7 @@ def report_cmd(
     With --per-file, every profile in the FILE folders gets its own report, plus an index."""
     if not per_file:  # SASS disassembled on the other core while the modules load
         disassembly.start(files)
+        click.get_current_context().call_on_close(disassembly.stop)
     with loading.modules():
         from advisor import pipeline
         from advisor.report import gates

@@ -1,0 +1,236 @@
+"""The disassembly helper process (advisor/disassembly.py, docs/locations.md "cost"): SASS looked
+up from the helper, in-process disassembly where it fails, nothing started without
+``ncu_report``, no helper left running after the command."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+import parsers
+from advisor import disassembly, pipeline
+from parsers.ncu import source_counters
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def no_helpers() -> Iterator[None]:
+    """Every test starts and ends without helpers."""
+    disassembly.stop()
+    yield
+    disassembly.stop()
+
+
+def _fake_helper(path: str, script: str, monkeypatch: pytest.MonkeyPatch) -> disassembly.Helper:
+    """A helper whose process runs ``script`` (standing in for ``advisor.disassembly``)."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, stdin=subprocess.DEVNULL
+    )
+    helper = disassembly.Helper(path, process)
+    monkeypatch.setitem(disassembly._HELPERS, os.path.realpath(path), helper)
+    return helper
+
+
+class _Action:
+    """An ``ncu_report`` action that counts its disassemblies."""
+
+    def __init__(self) -> None:
+        self.disassembled: list[int] = []
+
+    def source_info(self, pc: int) -> None:
+        return None
+
+    def sass_by_pc(self, pc: int) -> str:
+        self.disassembled.append(pc)
+        return f"  IN.PROCESS {pc:#x} "
+
+
+def test_code_takes_the_helpers_text_and_disassembles_what_it_lacks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = str(tmp_path / "r.ncu-rep")
+    _fake_helper(path, 'print(\'[0, 3, [[16, "LDG.E R2, [R4]"], [32, ""]]]\')', monkeypatch)
+    action, code = _Action(), source_counters.Code()
+    for pc in (16, 32, 48):
+        code.locate(action, pc, (path, 0, 3))
+    code.locate(action, 64, (path, 0, 4))  # a launch the helper did not write
+    assert [code.sass(pc) for pc in (16, 32, 48, 64)] == [
+        "LDG.E R2, [R4]",
+        "",  # the helper's empty text is the module's text too: used as it is
+        "IN.PROCESS 0x30",
+        "IN.PROCESS 0x40",
+    ]
+    assert action.disassembled == [48, 64]
+
+
+def test_without_a_helper_the_code_disassembles_in_process() -> None:
+    action, code = _Action(), source_counters.Code()
+    code.locate(action, 16, ("nowhere.ncu-rep", 0, 0))
+    code.locate(action, 32)
+    assert (code.sass(16), code.sass(32), code.sass(48)) == (
+        "IN.PROCESS 0x10",
+        "IN.PROCESS 0x20",
+        "",
+    )
+    assert action.disassembled == [16, 32]
+
+
+def test_a_killed_helper_falls_back_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = str(tmp_path / "r.ncu-rep")
+    helper = _fake_helper(path, "import time; time.sleep(60)", monkeypatch)
+    helper.process.kill()
+    start = time.monotonic()
+    assert disassembly.lookup(path, 0, 0, 16) is None
+    assert time.monotonic() - start < 5
+    disassembly.stop()
+    assert helper.process.returncode is not None  # waited for: no zombie
+
+
+def test_a_slow_helper_is_given_up_after_the_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(disassembly, "TIMEOUT", 0.3)
+    path = str(tmp_path / "r.ncu-rep")
+    helper = _fake_helper(path, "import time; time.sleep(60)", monkeypatch)
+    assert disassembly.lookup(path, 0, 0, 16) is None
+    assert helper.process.returncode is not None  # killed and waited for
+    start = time.monotonic()
+    assert disassembly.lookup(path, 0, 1, 16) is None  # no second wait
+    assert time.monotonic() - start < 0.2
+
+
+def test_output_that_is_not_the_helpers_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = str(tmp_path / "r.ncu-rep")
+    _fake_helper(path, "print('Traceback (most recent call last):')", monkeypatch)
+    assert disassembly.lookup(path, 0, 0, 16) is None
+
+
+def test_nothing_starts_without_the_module_or_for_other_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    report = tmp_path / "r.ncu-rep"
+    report.write_bytes(b"NVR\0" + bytes(60))
+    other = tmp_path / "k.csv"
+    other.write_text("ID,Kernel Name\n")
+    disassembly.start([str(other), str(tmp_path / "absent.ncu-rep"), str(tmp_path)])
+    assert disassembly._HELPERS == {}
+    monkeypatch.setitem(sys.modules, "ncu_report", None)  # import ncu_report -> ImportError
+    assert not disassembly.available()
+    disassembly.start([str(report)])
+    assert disassembly._HELPERS == {}
+
+
+# -- the real reports --
+
+
+@pytest.fixture(scope="module")
+def ncu_module() -> ModuleType:
+    """NVIDIA's ncu_report module; skip without it (fail under CI=true, which installs it)."""
+    try:
+        return importlib.import_module("ncu_report")
+    except ImportError:
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail("CI=true but ncu_report is not installed (pip install '.[ncu]')")
+        pytest.skip("ncu_report not installed: pip install 'cuda-advisor[ncu]'")
+
+
+class _Counting:
+    """An ``ncu_report`` action whose in-process disassemblies are counted."""
+
+    def __init__(self, action: Any, counts: list[int]) -> None:
+        self._action, self._counts = action, counts
+
+    def sass_by_pc(self, pc: int) -> Any:
+        self._counts.append(pc)
+        return self._action.sass_by_pc(pc)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._action, name)
+
+
+def _analysed(path: Path) -> tuple[str, list[int]]:
+    """The analysis JSON of ``path`` and the PCs disassembled in this process meanwhile."""
+    profile = parsers.read(path)
+    counts: list[int] = []
+    profile.instruction_sources = {
+        k: dataclasses.replace(ref, handle=(ref.handle[0], _Counting(ref.handle[1], counts)))
+        for k, ref in profile.instruction_sources.items()
+        if ref.handle is not None
+    }
+    return pipeline.json_text(pipeline.analyse_profile(profile).data), counts
+
+
+def _reports(real_profiles: Path) -> list[Path]:
+    folder = real_profiles / "reports"
+    return [
+        folder / "CUDA_Learning" / "shared_report.ncu-rep",
+        folder / "seq_align" / "profile.ncu-rep",
+        folder / "hpca-gpu-memory-profiling" / "naive.ncu-rep",
+    ]
+
+
+@pytest.mark.real_profiles
+def test_the_helpers_sass_is_used_and_the_analysis_is_the_same(
+    real_profiles: Path, ncu_module: ModuleType
+) -> None:
+    for path in _reports(real_profiles):
+        alone, in_process = _analysed(path)
+        assert in_process, path  # the counting sees the in-process disassemblies
+        disassembly.start([str(path)])
+        assert len(disassembly._HELPERS) == 1
+        helped, counted = _analysed(path)
+        assert counted == [], path  # every printed instruction came from the helper
+        assert helped == alone, path
+        (helper,) = disassembly._HELPERS.values()
+        disassembly.stop()
+        assert helper.process.returncode is not None  # finished, or killed and waited for
+
+
+@pytest.mark.real_profiles
+def test_a_killed_helper_leaves_the_analysis_the_same(
+    real_profiles: Path, ncu_module: ModuleType
+) -> None:
+    path = _reports(real_profiles)[0]
+    alone, _ = _analysed(path)
+    disassembly.start([str(path)])
+    (helper,) = disassembly._HELPERS.values()
+    helper.process.kill()
+    helped, counted = _analysed(path)
+    assert counted and helped == alone
+
+
+@pytest.mark.real_profiles
+@pytest.mark.parametrize("end", ["pass", "raise KeyboardInterrupt"])
+def test_no_helper_outlives_the_command(
+    real_profiles: Path, ncu_module: ModuleType, end: str
+) -> None:
+    """The helper (0.3 s or more of work) is killed and waited for when the process ends, also
+    on an interrupt."""
+    path = _reports(real_profiles)[0]
+    script = (
+        "from advisor import disassembly as d; "
+        f"d.start([{str(path)!r}]); "
+        "print(next(iter(d._HELPERS.values())).process.pid, flush=True); "
+        f"{end}"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
+    pid = int(done.stdout.split()[0])
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
