@@ -421,7 +421,9 @@ def profile_rows(profile: Any, kernel: str) -> Rows | None:
     refs = _refs_by_kernel(profile).get(kernel, [])
     if not refs:
         return None
-    code = Code()
+    from advisor import disassembly
+
+    code = Code(lookup=disassembly.lookup)
     read = [read_instructions(ref, code, sass=False) for ref in refs[:MAX_LAUNCHES]]
     rows = summed_by_pc(pd.concat([r.rows for r in read], ignore_index=True))
     return Rows(rows, code)  # SASS disassembled only where the opcode alignment needs it

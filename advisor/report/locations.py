@@ -182,9 +182,12 @@ def kernel_locations(
     """The ``locations`` object of one kernel from its launches' :class:`SourceRef` ``refs``
     (read with ``reader(ref, code)``, :func:`parsers.ncu.source_counters.read_instructions`
     with a :class:`~parsers.ncu.source_counters.Code` shared by the launches)."""
+    from advisor import disassembly
     from parsers.ncu.source_counters import Code, conservation
 
-    code = Code()  # the launches of one kernel share their code's lines and SASS
+    # the launches of one kernel share their code's lines and SASS; the report command's
+    # helper process may have disassembled it already
+    code = Code(lookup=disassembly.lookup)
     read = [reader(ref, code) for ref in refs[:MAX_LAUNCHES]]
     rows = pd.concat([r.rows for r in read], ignore_index=True)
     with_line = rows[rows["line"] > 0]

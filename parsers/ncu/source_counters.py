@@ -32,7 +32,7 @@ Columns of :func:`read_instructions` (one row per PC that has a value in any cou
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -119,7 +119,10 @@ class Code:
     demand: the module's first disassembly in a process costs 0.3 to 0.6 s, so a report asks
     only for the instructions it prints."""
 
-    def __init__(self) -> None:
+    def __init__(self, lookup: Callable[[str, int, int, int], str | None] | None = None) -> None:
+        """``lookup(report path, range, action, pc)``: SASS disassembled elsewhere (the report
+        command's helper process, :mod:`advisor.disassembly`), or None to disassemble here."""
+        self._lookup = lookup
         self._where: dict[int, tuple[str, int]] = {}
         self._sass: dict[int, str] = {}
         self._action: dict[int, Any] = {}
@@ -129,8 +132,8 @@ class Code:
         self, action: Any, pc: int, launch: tuple[str, int, int] | None = None
     ) -> tuple[str, int]:
         """(file, line) of ``pc``; ``("", 0)`` without line info.  ``launch``: (report path,
-        range, action) of ``action``, where the command's disassembly helper may hold its SASS
-        (:mod:`advisor.disassembly`)."""
+        range, action) of ``action``, where the ``lookup`` given to this object may hold its
+        SASS."""
         if pc not in self._where:
             info = action.source_info(pc)
             where = (str(info.file_name() or ""), int(info.line() or 0)) if info else ("", 0)
@@ -146,10 +149,8 @@ class Code:
         if pc not in self._sass:
             text = None
             launch = self._launch.get(pc)
-            if launch is not None:
-                from advisor import disassembly
-
-                text = disassembly.lookup(*launch, pc)
+            if launch is not None and self._lookup is not None:
+                text = self._lookup(*launch, pc)
             if text is None:
                 action = self._action.get(pc)
                 text = str(action.sass_by_pc(pc) or "").strip() if action else ""

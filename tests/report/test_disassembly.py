@@ -61,7 +61,7 @@ def test_code_takes_the_helpers_text_and_disassembles_what_it_lacks(
 ) -> None:
     path = str(tmp_path / "r.ncu-rep")
     _fake_helper(path, 'print(\'[0, 3, [[16, "LDG.E R2, [R4]"], [32, ""]]]\')', monkeypatch)
-    action, code = _Action(), source_counters.Code()
+    action, code = _Action(), source_counters.Code(lookup=disassembly.lookup)
     for pc in (16, 32, 48):
         code.locate(action, pc, (path, 0, 3))
     code.locate(action, 64, (path, 0, 4))  # a launch the helper did not write
@@ -75,7 +75,7 @@ def test_code_takes_the_helpers_text_and_disassembles_what_it_lacks(
 
 
 def test_without_a_helper_the_code_disassembles_in_process() -> None:
-    action, code = _Action(), source_counters.Code()
+    action, code = _Action(), source_counters.Code(lookup=disassembly.lookup)
     code.locate(action, 16, ("nowhere.ncu-rep", 0, 0))
     code.locate(action, 32)
     assert (code.sass(16), code.sass(32), code.sass(48)) == (
