@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from advisor.models.host import blocks
 from advisor.profile import Profile
 
 #: kernel names of the communication libraries (HTA: "nccl" in the name; RCCL and MSCCL too)
@@ -172,19 +173,6 @@ class Communication:
                 for d in self.devices
             ],
         }
-
-
-def blocks(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The union of [start, end) intervals as sorted disjoint blocks (starts, ends)."""
-    if not len(start):
-        return np.zeros(0), np.zeros(0)
-    order = np.lexsort((end, start))
-    s, e = start[order], end[order]
-    reach = np.maximum.accumulate(e)
-    first = np.concatenate([[True], s[1:] > reach[:-1]])
-    heads = np.flatnonzero(first)
-    tails = np.concatenate([heads[1:] - 1, [len(s) - 1]])
-    return s[heads], reach[tails]
 
 
 def intersection_ns(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> float:

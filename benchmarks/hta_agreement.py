@@ -78,7 +78,7 @@ def _hta() -> Any:
 def _union(start: np.ndarray, end: np.ndarray) -> float:
     if not len(start):
         return 0.0
-    s, e = host._blocks(start.astype(float), end.astype(float))
+    s, e = host.blocks(start.astype(float), end.astype(float))
     return float((e - s).sum())
 
 

@@ -164,8 +164,10 @@ def _id(value: object) -> int | None:
     return None if number < 0 else int(number)
 
 
-def _blocks(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def blocks(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The union of [start, end) intervals as sorted disjoint blocks (starts, ends)."""
+    if not len(start):
+        return np.zeros(0), np.zeros(0)
     order = np.lexsort((end, start))
     s, e = start[order], end[order]
     reach = np.maximum.accumulate(e)
@@ -179,7 +181,7 @@ def device_use(profile: Profile, acts: pd.DataFrame | None = None) -> tuple[Devi
     acts = activities(profile) if acts is None else acts
     out = []
     for device, group in acts.groupby("device", sort=True):
-        s, e = _blocks(group["start"].to_numpy(float), group["end"].to_numpy(float))
+        s, e = blocks(group["start"].to_numpy(float), group["end"].to_numpy(float))
         out.append(DeviceUse(_id(device), float(e[-1] - s[0]), float((e - s).sum())))
     return tuple(out)
 
@@ -189,7 +191,7 @@ def stream_busy(profile: Profile) -> dict[tuple[int | None, int | None], float]:
     acts = activities(profile)
     out: dict[tuple[int | None, int | None], float] = {}
     for (device, stream), group in acts.groupby(["device", "stream"], sort=True):
-        s, e = _blocks(group["start"].to_numpy(float), group["end"].to_numpy(float))
+        s, e = blocks(group["start"].to_numpy(float), group["end"].to_numpy(float))
         key = (_id(device), _id(stream))
         out[key] = float((e - s).sum())
     return out
@@ -222,7 +224,7 @@ def sync_groups(
     acts = activities(profile) if acts is None else acts
     if syncs.empty or acts.empty:
         return (), 1.0
-    s, e = _blocks(acts["start"].to_numpy(float), acts["end"].to_numpy(float))
+    s, e = blocks(acts["start"].to_numpy(float), acts["end"].to_numpy(float))
     span = float(e[-1] - s[0])
     begin = syncs["start_ns"].to_numpy(float)
     done = begin + syncs["duration_ns"].fillna(0).to_numpy(float)
@@ -346,7 +348,7 @@ def stream_pace(
         return None
     best: tuple[float, float, float] | None = None
     for (device, stream), g in compute.groupby(["device", "stream"], sort=True):
-        s, e = _blocks(g["start"].to_numpy(float), g["end"].to_numpy(float))
+        s, e = blocks(g["start"].to_numpy(float), g["end"].to_numpy(float))
         busy = float((e - s).sum())
         if best is None or busy > best[0]:
             best = (busy, float(device), float(stream))
