@@ -8,8 +8,10 @@ with the reason, except under ``CI=true``, where its absence is an error.
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -48,3 +50,14 @@ def tuning_families() -> Path:
 @pytest.fixture(scope="session")
 def samples() -> Path:
     return SAMPLES
+
+
+@pytest.fixture(scope="session")
+def ncu_module() -> ModuleType:
+    """NVIDIA's ncu_report module; skip without it (fail under CI=true, which installs it)."""
+    try:
+        return importlib.import_module("ncu_report")
+    except ImportError:
+        if _in_ci():
+            pytest.fail("CI=true but ncu_report is not installed (pip install '.[ncu]')")
+        pytest.skip("ncu_report not installed: pip install 'cuda-advisor[ncu]'")

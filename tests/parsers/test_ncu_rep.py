@@ -15,7 +15,6 @@ records need no module.
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import os
@@ -55,18 +54,6 @@ REPORTS = (
 
 def _in_ci() -> bool:
     return os.environ.get("CI", "").lower() in ("1", "true", "yes")
-
-
-@pytest.fixture(scope="session")
-def ncu_module() -> ModuleType:
-    """NVIDIA's ncu_report module; skip without it (fail under CI=true, which installs
-    the ``ncu`` extra)."""
-    try:
-        return importlib.import_module("ncu_report")
-    except ImportError:
-        if _in_ci():
-            pytest.fail("CI=true but ncu_report is not installed (pip install '.[ncu]')")
-        pytest.skip("ncu_report not installed: pip install 'cuda-advisor[ncu]'")
 
 
 @pytest.fixture(scope="session")

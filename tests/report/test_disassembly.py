@@ -5,7 +5,6 @@ up from the helper, in-process disassembly where it fails, nothing started witho
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import os
 import subprocess
 import sys
@@ -137,16 +136,6 @@ def test_nothing_starts_without_the_module_or_for_other_files(
 
 # -- the real reports --
 
-
-@pytest.fixture(scope="module")
-def ncu_module() -> ModuleType:
-    """NVIDIA's ncu_report module; skip without it (fail under CI=true, which installs it)."""
-    try:
-        return importlib.import_module("ncu_report")
-    except ImportError:
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail("CI=true but ncu_report is not installed (pip install '.[ncu]')")
-        pytest.skip("ncu_report not installed: pip install 'cuda-advisor[ncu]'")
 
 
 class _Counting:

@@ -9,7 +9,6 @@ of the executed instructions of hpca-gpu-memory-profiling/naive.ncu-rep).
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import sys
@@ -282,16 +281,6 @@ def test_sarif_absolute_path_is_a_file_uri() -> None:
 
 # -- the real reports --
 
-
-@pytest.fixture(scope="module")
-def ncu_module() -> ModuleType:
-    """NVIDIA's ncu_report module; skip without it (fail under CI=true, which installs it)."""
-    try:
-        return importlib.import_module("ncu_report")
-    except ImportError:
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail("CI=true but ncu_report is not installed (pip install '.[ncu]')")
-        pytest.skip("ncu_report not installed: pip install 'cuda-advisor[ncu]'")
 
 
 def _all_reports(*folders: Path) -> list[Path]:
