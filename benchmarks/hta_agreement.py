@@ -1,7 +1,7 @@
 """cuda-advisor against Holistic Trace Analysis (HTA) on the same PyTorch profiler traces.
 
-Run: ``python benchmarks/hta_agreement.py [TRACE ...]`` (default: the NVIDIA traces with a
-timeline under ``../shared/real_profiles/kineto``).  Needs HTA: ``pip install
+Run: ``python benchmarks/hta_agreement.py [--time K] [TRACE ...]`` (default: the NVIDIA traces
+with a timeline under ``../shared/real_profiles/kineto``).  Needs HTA: ``pip install
 'cuda-advisor[bench]'`` (``holistictraceanalysis``); without it the script says so and exits 2.
 
 For each trace, HTA's ``TraceAnalysis`` (on a folder holding only that trace, every profiler
@@ -21,6 +21,11 @@ reader + host view (:mod:`advisor.report.host_view`) compute, side by side:
   launch delay (HTA's host wait is the whole gap), and HTA's ``kernel_wait + other`` against
   cuda-advisor's other.
 
+With ``--time K`` each trace also gets the seconds both sides take for these figures (the
+fastest of K runs in this process, imports done): cuda-advisor's reader, host view and busy time
+per stream (:func:`advisor_side`) against HTA's ``TraceAnalysis`` and the five analyses
+(:func:`hta_side`).
+
 Each figure is marked ``ok`` when within :data:`TOLERANCE` (1 %) of HTA's, else ``DIFF``; the
 README explains each difference.  Exit status 0 (a difference is reported, not an error).
 """
@@ -32,6 +37,7 @@ import logging
 import os
 import sys
 import tempfile
+import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -92,11 +98,17 @@ def _mark(diff: float) -> str:
     return "ok" if diff <= TOLERANCE else "DIFF"
 
 
-def compare(path: Path, analysis: Callable[..., Any]) -> list[tuple[str, str, str, str]]:
-    """(figure, HTA, cuda-advisor, mark) rows of one trace."""
+def advisor_side(path: Path) -> tuple[Any, Any, dict[tuple[Any, Any], float]]:
+    """cuda-advisor's side: the profile, its host view and the busy time per stream."""
     profile = parsers.read(path)
     view = host_view(profile)
     assert view is not None
+    return profile, view, host.stream_busy(profile)
+
+
+def hta_side(path: Path, analysis: Callable[..., Any]) -> tuple[Any, ...]:
+    """HTA's side: its trace frame, temporal breakdown, kernel breakdown, launch statistics,
+    idle-time breakdown and communication overlap."""
     with tempfile.TemporaryDirectory(prefix="hta-") as folder:
         os.symlink(path, Path(folder) / path.name)
         hta = analysis(trace_dir=folder, include_last_profiler_step=True)
@@ -107,6 +119,25 @@ def compare(path: Path, analysis: Callable[..., Any]) -> list[tuple[str, str, st
         launch = hta.get_cuda_kernel_launch_stats(ranks=[rank], visualize=False)[rank]
         idle = hta.get_idle_time_breakdown(ranks=[rank], visualize=False)[0]
         overlap = hta.get_comm_comp_overlap(visualize=False)  # 0 % without NCCL kernels
+    return frame, temporal, kernels, launch, idle, overlap
+
+
+def timed(path: Path, analysis: Callable[..., Any], repeat: int) -> tuple[float, float]:
+    """Seconds (fastest of ``repeat`` runs, in this process, imports done) of
+    :func:`advisor_side` and of :func:`hta_side` on one trace."""
+    best = [float("inf"), float("inf")]
+    for _ in range(repeat):
+        for i, side in enumerate((lambda: advisor_side(path), lambda: hta_side(path, analysis))):
+            t0 = time.perf_counter()
+            side()
+            best[i] = min(best[i], time.perf_counter() - t0)
+    return best[0], best[1]
+
+
+def compare(path: Path, analysis: Callable[..., Any]) -> list[tuple[str, str, str, str]]:
+    """(figure, HTA, cuda-advisor, mark) rows of one trace."""
+    profile, view, busy = advisor_side(path)
+    frame, temporal, kernels, launch, idle, overlap = hta_side(path, analysis)
     rows = []
     theirs = float(temporal["idle_time_pctg"].iloc[0])
     ours = 100 * view.idle_frac
@@ -125,7 +156,6 @@ def compare(path: Path, analysis: Callable[..., Any]) -> list[tuple[str, str, st
         )
     )
     gpu = frame[frame["stream"].ne(-1)]
-    busy = host.stream_busy(profile)
     worst = 0.0
     total_h = total_o = 0.0
     for stream, g in gpu.groupby("stream"):
@@ -186,6 +216,13 @@ def compare(path: Path, analysis: Callable[..., Any]) -> list[tuple[str, str, st
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("traces", nargs="*", type=Path)
+    ap.add_argument(
+        "--time",
+        type=int,
+        metavar="K",
+        default=0,
+        help="also time both sides on each trace (fastest of K runs) and print the ratio",
+    )
     args = ap.parse_args()
     analysis = _hta()
     logging.disable(logging.WARNING)
@@ -200,8 +237,16 @@ def main() -> int:
             print(f"  HTA or cuda-advisor failed: {type(exc).__name__}: {exc}")
             continue
         print(f"  {'figure':<44} {'HTA':>14} {'cuda-advisor':>14}  agreement")
-        for figure, theirs, ours, mark in rows:
-            print(f"  {figure:<44} {theirs:>14} {ours:>14}  {mark}")
+        for figure, hta_figure, our_figure, mark in rows:
+            print(f"  {figure:<44} {hta_figure:>14} {our_figure:>14}  {mark}")
+        if args.time > 0:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                mine, hta_s = timed(path.resolve(), analysis, args.time)
+            print(
+                f"  {'seconds (fastest of ' + str(args.time) + ')':<44} {hta_s:>14.3f} "
+                f"{mine:>14.3f}  ratio {mine / hta_s:.2f}"
+            )
     return 0
 
 

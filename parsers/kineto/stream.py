@@ -145,6 +145,10 @@ def open_stream(path: str) -> IO[bytes]:
         raise UnreadableInput(path, f"cannot read: {exc.strerror or exc}") from exc
 
 
+_OPENS = frozenset(("start_map", "start_array"))
+_CLOSES = frozenset(("end_map", "end_array"))
+
+
 def read_header(path: str) -> dict[str, Any]:
     """The top-level keys written before ``traceEvents`` (those of a longer start than
     :data:`HEADER_BYTES` are left out)."""
@@ -154,11 +158,30 @@ def read_header(path: str) -> dict[str, Any]:
         except (OSError, EOFError, zlib.error) as exc:
             raise MalformedInput(path, f"not a readable gzip file: {exc}") from exc
     found: dict[str, Any] = {}
+    key: str | None = None  # the top-level key whose value is being built
+    builder = ijson.ObjectBuilder()
+    depth = 0
     try:
-        for key, value in ijson.kvitems(_Guarded(io.BytesIO(head), path), ""):
-            if key == "traceEvents":
+        # parse events rather than ``kvitems``: that would build the whole ``traceEvents``
+        # array the head holds (up to HEADER_BYTES of events) before giving its key
+        for _, event, value in ijson.parse(_Guarded(io.BytesIO(head), path)):
+            if depth == 1 and event == "map_key":
+                if key is not None:
+                    found[key] = builder.value
+                if value == "traceEvents":
+                    break
+                key, builder = value, ijson.ObjectBuilder()
+                continue
+            if event in _OPENS:
+                depth += 1
+            elif event in _CLOSES:
+                depth -= 1
+            if depth == 0:  # the top-level object ends (or the document is not one)
+                if key is not None:
+                    found[key] = builder.value
                 break
-            found[key] = value
+            if key is not None:
+                builder.event(event, value)
     except (ijson.JSONError, UnicodeDecodeError, MalformedInput):
         pass  # the head ends inside traceEvents, or the file is damaged (iter_events says so)
     return found

@@ -131,3 +131,26 @@ def test_sniff_rejects_other_json() -> None:
     assert not sniff_kineto(b"[1, 2, 3]")
     assert sniff_kineto(b'{"traceEvents": [')
     assert sniff_kineto(gzip.compress(b'{\n "schemaVersion": 1, "distributedInfo": {}'))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the keys before traceEvents, nested values whole; those after it are not read
+        (
+            b'{"schemaVersion": 1, "deviceProperties": [{"id": 0, "n": [1, {"a": 2}]}], '
+            b'"": {"": 3}, "traceEvents": [{"ph": "X"}], "after": 4}',
+            {"schemaVersion": 1, "deviceProperties": [{"id": 0, "n": [1, {"a": 2}]}], "": {"": 3}},
+        ),
+        (b'{"a": 1, "b": {"c": 2}}', {"a": 1, "b": {"c": 2}}),  # no traceEvents at all
+        (b'{"a": 1, "b": {"c": ', {"a": 1}),  # cut short inside a value: that key is left out
+        (b'[{"a": 1}]', {}),  # not an object
+        (b'{"traceEvents": []}', {}),
+    ],
+)
+def test_read_header_keys_before_the_events(tmp_path: Path, text: bytes, expected: dict) -> None:
+    from parsers.kineto.stream import read_header
+
+    path = tmp_path / "t.json"
+    path.write_bytes(text)
+    assert read_header(str(path)) == expected
