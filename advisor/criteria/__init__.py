@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
@@ -38,6 +39,7 @@ from advisor.criteria.engine.analysis import (
     CriterionResult,
     KernelAnalysis,
     OtherKernels,
+    Speedups,
     Throughputs,
     to_json,
 )
@@ -51,13 +53,16 @@ from advisor.criteria.engine.occupancy import limits_for
 from advisor.criteria.engine.spec import APPLICATION, KERNEL, CriterionSpec
 from advisor.criteria.engine.speedups import (
     AMDAHL,
+    MIN_LAUNCH_NS,
     SPEEDUP_FORMS,
     amdahl_combine,
     application_potential,
     arithmetic_fraction_recipes,
+    capped_at_launch,
     classify_bound,
     compute_fraction_recipes,
     dram_fraction_recipes,
+    launch_cap,
     memory_fraction_recipes,
     overall_speedup,
     potential_bound,
@@ -194,6 +199,12 @@ def _kernel(
         for s in specs
     ]
     share = kernel.duration_ns / total_ns if kernel.duration_ns is not None and total_ns else None
+    launch_ns = (
+        kernel.duration_ns / kernel.launches
+        if kernel.duration_ns is not None and kernel.launches
+        else None
+    )
+    results = [r if r.scope == APPLICATION else _at_launch_floor(r, launch_ns) for r in results]
     throughputs = _throughputs(kernel, ctx)
     bound = classify_bound(throughputs.memory_frac, throughputs.compute_frac)
     hints = [
@@ -209,11 +220,30 @@ def _kernel(
         share_of_gpu_time=share,
         bound=bound,
         throughputs=throughputs,
-        potential_speedup=overall_speedup(throughputs.bound_frac),
+        potential_speedup=overall_speedup(throughputs.bound_frac, launch_ns),
         criteria=tuple(results),
         hints=rank(hints),
         ncu_rules=ncu_rules(rules.get(kernel.name)),
     )
+
+
+def _at_launch_floor(result: CriterionResult, launch_ns: float | None) -> CriterionResult:
+    """``result`` with its potential speedups no larger than the launch floor allows
+    (:func:`advisor.criteria.engine.speedups.launch_cap`, Decision L1): a launch of 5 µs cannot
+    run in under 0.4 µs, so no fix of it buys more than 12.5x, and the note says so."""
+    cap = launch_cap(launch_ns)
+    sp = result.speedups
+    if cap is None or all(x is None or x <= cap for x in (sp.paper, sp.amdahl)):
+        return result
+    assert launch_ns is not None
+    capped = Speedups(
+        paper=capped_at_launch(sp.paper, launch_ns), amdahl=capped_at_launch(sp.amdahl, launch_ns)
+    )
+    note = (
+        f"potential speedup capped at the launch floor: a launch of {launch_ns / 1e3:.3g} µs "
+        f"cannot run in under {MIN_LAUNCH_NS:.0f} ns"
+    )
+    return replace(result, speedups=capped, notes=(*result.notes, note))
 
 
 def _not_for_communication(name: str) -> CriterionResult:

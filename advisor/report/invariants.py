@@ -278,6 +278,33 @@ def no_launch_hint_on_collectives(
     return sorted(set(out))
 
 
+def no_launch_under_floor(data: Mapping[str, Any], markdown: str | None = None) -> list[str]:
+    """No kernel speedup (overall potential, a criterion's, a hint's) promises a launch shorter
+    than the shortest a kernel launch runs (:data:`MIN_LAUNCH_NS`, Decision L1): the kernel's
+    mean launch time over the speedup is at least that floor (or the speedup is at most 1)."""
+    from advisor.criteria.engine.speedups import MIN_LAUNCH_NS
+
+    out = []
+    for k in data.get("kernels") or ():
+        duration, launches = k.get("duration_ns"), k.get("launches")
+        if not duration or not launches:
+            continue
+        launch = float(duration) / float(launches)
+        figures = [("overall potential", k.get("potential_speedup"))]
+        figures += [(c, r.get("potential_speedup")) for c, r in (k.get("criteria") or {}).items()
+                    if r.get("scope") != "application"]  # fmt: skip
+        figures += [(f"hint {h.get('criterion')}", h.get("potential_speedup"))
+                    for h in k.get("hints") or ()]  # fmt: skip
+        for what, speedup in figures:
+            floor = MIN_LAUNCH_NS * (1 - 1e-9)
+            if speedup is not None and speedup > 1.0 and launch / speedup < floor:
+                out.append(
+                    f"{k.get('name')}: {what} {speedup:.2f}x makes a {launch:.0f} ns launch "
+                    f"{launch / speedup:.0f} ns, under the {MIN_LAUNCH_NS:.0f} ns floor"
+                )
+    return out
+
+
 #: the properties :func:`check` runs, in this order
 PREDICATES: list[Predicate] = [
     hint_not_above_application,
@@ -288,6 +315,7 @@ PREDICATES: list[Predicate] = [
     predictions_not_under_floor,
     waits_within_span,
     no_launch_hint_on_collectives,
+    no_launch_under_floor,
 ]
 
 
@@ -304,6 +332,7 @@ __all__ = [
     "markdown_numbers_in_json",
     "no_figure_from_nothing",
     "no_launch_hint_on_collectives",
+    "no_launch_under_floor",
     "nothing_to_fix_means_no_headroom",
     "predictions_not_under_floor",
     "waits_within_span",

@@ -170,7 +170,7 @@ def test_loadbalance_warp_from_occupancy_calculation() -> None:
 def test_loadbalance_sm_ncu() -> None:
     # max 1000, avg 250 -> 0.25; SP 4
     p = make_profile(
-        [launch(0, 1000.0)],
+        [launch(0, 1e6)],  # a 1 ms launch: the 400 ns launch floor caps nothing
         [metric(0, "sm_cycles_active_max", 1000.0), metric(0, "sm_cycles_active_avg", 250.0)],
     )
     c = criterion(evaluate(p), "LOADBALANC_SM")
@@ -195,7 +195,7 @@ def test_loadbalance_sm_from_the_launch_configuration() -> None:
     # 20 blocks: 20 of 80 SMs busy -> 0.25, speedup 4x
     for blocks, expected in ((90, 1.0), (20, 0.25)):
         dims = {"grid_x": blocks, "grid_y": 1, "grid_z": 1, "block_x": 256, "block_y": 1}
-        row = launch(0, 1000.0, **dims, block_z=1)
+        row = launch(0, 1e6, **dims, block_z=1)
         p = make_profile([row], [], profiler="nvprof")
         c = criterion(evaluate(p, DEVICE), "LOADBALANC_SM")
         assert c.status == COMPUTED and c.value == pytest.approx(expected)
@@ -213,7 +213,7 @@ def test_l1_and_l2_granularity_from_ncu_bytes() -> None:
         ("l2_tex_read_transactions", 60.0),
         ("l2_tex_write_transactions", 40.0),
     ]
-    p = make_profile([launch(0, 1000.0)], [metric(0, n, v) for n, v in rows])
+    p = make_profile([launch(0, 1e6)], [metric(0, n, v) for n, v in rows])
     a = evaluate(p)
     assert criterion(a, "L1_GRANULARITY").value == pytest.approx(0.5)
     assert criterion(a, "L2_GRANULARITY").value == 1.0
@@ -268,7 +268,7 @@ def test_application_figure_and_shares() -> None:
     # a: 600 ns memory-bound at 0.5 -> 2x; b: 400 ns, no estimate -> 1x
     # application: 1000 / (300 + 400) = 1.428571; shares 0.6 and 0.4
     p = make_profile(
-        [launch(0, 600.0, name="a"), launch(1, 400.0, name="b")],
+        [launch(0, 600e3, name="a"), launch(1, 400e3, name="b")],
         [
             metric(0, "memory_throughput_pct_of_peak", 0.5, "a"),
             metric(0, "compute_throughput_pct_of_peak", 0.2, "a"),
@@ -317,7 +317,7 @@ def test_hints_for_low_criteria_ranked_by_speedup() -> None:
         ("sm_cycles_active_max", 1000.0),
         ("sm_cycles_active_avg", 250.0),
     ]
-    p = make_profile([launch(0, 1000.0)], [metric(0, n, v) for n, v in rows])
+    p = make_profile([launch(0, 1e6)], [metric(0, n, v) for n, v in rows])
     k = evaluate(p).kernels[0]
     assert [h.criterion for h in k.hints] == ["LOADBALANC_SM", "DIVERGENCE"]
     first = k.hints[0]

@@ -19,9 +19,10 @@ from tests.criteria.test_criteria_engine import DEVICE, criterion, launch, make_
 
 
 def _profile(rows: list[tuple[str, float]], **config: int) -> object:
+    """One 1 ms launch (the 400 ns launch floor, Decision L1, caps none of these figures)."""
     dims = {"grid_x": 1, "grid_y": 1, "grid_z": 1, "block_x": 256, "block_y": 1, "block_z": 1}
     dims.update(config)
-    return make_profile([launch(0, 1000.0, **dims)], [metric(0, n, v) for n, v in rows])
+    return make_profile([launch(0, 1e6, **dims)], [metric(0, n, v) for n, v in rows])
 
 
 def test_p1_level_share_is_the_measured_utilization() -> None:

@@ -108,3 +108,20 @@ def test_a_markdown_figure_missing_from_the_json_is_caught() -> None:
     assert invariants.markdown_numbers_in_json(data, good.replace("49.7%", "47.4%")) == [
         "the Markdown's 47.4% is no share of the JSON"
     ]
+
+
+def test_a_speedup_that_promises_a_launch_under_the_floor_is_caught() -> None:
+    """A 5 µs launch at 30x would run in 167 ns, under the 400 ns floor (Decision L1)."""
+    kernel = {
+        "name": "k",
+        "duration_ns": 5_000.0,
+        "launches": 1,
+        "potential_speedup": 12.5,  # exactly 400 ns: allowed
+        "criteria": {"LOADBALANC_SM": {"scope": "kernel", "potential_speedup": 30.0}},
+        "hints": [],
+    }
+    assert invariants.no_launch_under_floor({"kernels": [kernel]}) == [
+        "k: LOADBALANC_SM 30.00x makes a 5000 ns launch 167 ns, under the 400 ns floor"
+    ]
+    kernel["criteria"]["LOADBALANC_SM"]["potential_speedup"] = 12.5
+    assert invariants.no_launch_under_floor({"kernels": [kernel]}) == []

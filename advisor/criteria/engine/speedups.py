@@ -386,10 +386,34 @@ def classify_bound(memory: float | None, compute: float | None) -> str | None:
     return "memory" if memory is not None else "compute"
 
 
-def overall_speedup(bound_frac: float | None) -> float | None:
+#: the shortest a kernel launch runs on a GPU: no estimate may promise a launch shorter than
+#: this (Decision L1, docs/criteria.md).  The shortest launch among the 177 readable real
+#: profiles under ../shared is 416 ns (an nvprof GPU trace on a GTX 1080 Ti); Nsight Compute
+#: measures no launch under about 1.7 µs there.  400 ns keeps every measured gain within it.
+MIN_LAUNCH_NS = 400.0
+
+
+def launch_cap(launch_ns: float | None) -> float | None:
+    """The largest speedup a kernel whose launches take ``launch_ns`` each (mean) can have:
+    ``launch_ns / MIN_LAUNCH_NS`` (at least 1); None when the launch time is unknown."""
+    if launch_ns is None or not launch_ns > 0:
+        return None
+    return max(1.0, launch_ns / MIN_LAUNCH_NS)
+
+
+def capped_at_launch(speedup: float | None, launch_ns: float | None) -> float | None:
+    """``speedup`` no larger than :func:`launch_cap` (a physical floor on the launch's time)."""
+    cap = launch_cap(launch_ns)
+    return speedup if speedup is None or cap is None else min(speedup, cap)
+
+
+def overall_speedup(bound_frac: float | None, launch_ns: float | None = None) -> float | None:
     """A kernel's overall potential speedup: 1 / the fraction of peak it already uses
-    (:func:`potential_bound`; seed 002's 1 / MEMTHR or 1 / ARITHTHR)."""
-    return 1.0 / bound_frac if bound_frac is not None and bound_frac > 0 else None
+    (:func:`potential_bound`; seed 002's 1 / MEMTHR or 1 / ARITHTHR), no larger than the launch
+    floor allows (:func:`launch_cap`, Decision L1)."""
+    if bound_frac is None or not bound_frac > 0:
+        return None
+    return capped_at_launch(1.0 / bound_frac, launch_ns)
 
 
 def application_potential(
