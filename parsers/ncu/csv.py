@@ -23,7 +23,9 @@ Lines around the table (``==PROF==``, ``==WARNING==``, ``==ERROR==``, applicatio
 does not start with a double quote) are skipped; a repeated header starts a new table (runs
 concatenated into one file).  A file that is one raw page and nothing after it (every ``--page
 raw`` export) is not split into lines at all: its rows go to the columnar reader as the file's
-bytes (:func:`one_raw_table`).  Columns are found by name.  A file whose table has no rows reads
+bytes (:func:`one_raw_table`); nor is one details page whose rows are plainly quoted (every
+``--page details`` export): pandas' C parser reads it by columns (:func:`one_details_table`).
+Columns are found by name.  A file whose table has no rows reads
 as an empty profile, which :func:`parsers.read` reports as no kernel data (quoting an
 ``==ERROR==`` line when there is one).  Numbers and units: :mod:`parsers.ncu.values`.
 """
@@ -31,6 +33,7 @@ as an empty profile, which :func:`parsers.read` reports as no kernel data (quoti
 from __future__ import annotations
 
 import csv
+import io
 import re
 from collections.abc import Sequence
 
@@ -39,6 +42,8 @@ import pandas as pd
 
 from advisor import schema
 from advisor.profile import Profile, Provenance
+from parsers.ncu.csv_layouts import PADDING_LIMIT_CELLS as _PADDING_CELLS
+from parsers.ncu.csv_layouts import PADDING_LIMIT_FACTOR as _PADDING_FACTOR
 from parsers.ncu.csv_layouts import Table, read_table
 from parsers.ncu.values import int_or_na
 from parsers.registry import Selection, TextFormat, register
@@ -54,7 +59,7 @@ _HEADER_START = re.compile(r'^\s*"(ID|Process ID)",')
 _HEADER_STARTS = (b'"ID",', b'"Process ID",')
 #: status lines looked through for the header of a raw table read from the bytes
 _PREAMBLE_LIMIT = 1000
-_QUOTE, _NEWLINE = ord('"'), ord("\n")
+_QUOTE, _NEWLINE, _COMMA = ord('"'), ord("\n"), ord(",")
 #: "Nsight Compute 2023.2.2", "nsight-compute/2023.2.2/...", "NsightCompute-2019.1"
 _VERSION = re.compile(r"nsight[\s_-]?compute\D{0,40}?(\d{4}\.\d+(?:\.\d+){0,2})", re.I)
 
@@ -99,6 +104,8 @@ def read_ncu_csv(src: Source, selected: Selection) -> Profile:
     only the metric columns it keeps (:mod:`parsers.ncu.raw`); the other layouts read every
     row and leave the selection to :func:`parsers.read`."""
     whole = one_raw_table(src)
+    if whole is None:
+        whole = one_details_table(src)
     tables, skipped = ([whole], 0) if whole is not None else _tables(src)
     if not tables:
         raise src.malformed(0, 'no Nsight Compute CSV header ("ID","Process ID",...) found')
@@ -180,6 +187,127 @@ def one_raw_table(src: Source) -> Table | None:
             return Table("raw", found[1], index, data=memoryview(raw)[end + 1 :])
         start, index = end + 1, index + 1
     return None
+
+
+def one_details_table(src: Source) -> Table | None:
+    """The file's details-page table read by columns (:attr:`Table.frame`, pandas' C CSV
+    parser), when the file is status lines, a details header and plainly quoted rows up to its
+    end (:func:`_plain_rows`) and every row is as wide as :func:`_tables` and
+    :func:`parsers.ncu.csv_layouts.read_table` accept; None for anything else (the row-by-row
+    reading then reads the file, naming the line of any malformed row).
+
+    The same frame as the row-by-row reading: under :func:`_plain_rows` both split every line
+    at the commas outside quotes and drop the quotes; rows are padded with ``""`` to the
+    header's width.  A row longer than the header makes the C parser fail (None); a row that
+    may be shorter than ``Metric Value`` (every cell from there on empty) is split again by
+    :mod:`csv` to count its fields.  About 12 µs per row less than splitting each line with
+    :mod:`csv` (benchmarks/bench_scale.py, ``ncu-details-csv``)."""
+    raw = src.raw
+    if raw is None or b"\r" in raw:
+        return None
+    found = _top_header(raw)
+    if found is None or found[0] != "details":
+        return None
+    _, header, index, start = found
+    width = len(header)
+    if len(set(header)) < width or "Metric Unit" not in header:
+        return None  # read_table's own message, from the row-by-row reading
+    ends = _plain_rows(raw, start)
+    if ends is None or not len(ends):
+        return None
+    if int(np.diff(ends, prepend=start - 1).max()) > csv.field_size_limit():
+        return None  # a field may be over csv's limit, which the row-by-row reading reports
+    minimum = header.index("Metric Value") + 1
+    rows = len(ends)
+    if width * rows - minimum * rows > _PADDING_FACTOR * minimum * rows + _PADDING_CELLS:
+        return None  # the padding check of read_table might fail: let it name the header
+    body = io.BytesIO(raw)  # shares the bytes
+    body.seek(start)
+    try:
+        frame = pd.read_csv(
+            body, engine="c", header=None, names=header,
+            dtype=object, na_filter=False, skip_blank_lines=False, quoting=csv.QUOTE_MINIMAL,
+            doublequote=True, encoding="utf-8", low_memory=True,
+        )  # fmt: skip
+    except (pd.errors.ParserError, ValueError, UnicodeDecodeError):
+        return None
+    if len(frame) != rows:
+        return None
+    empty = np.ones(rows, dtype=bool)
+    for name in header[minimum - 1 :]:
+        empty &= (frame[name] == "").to_numpy()
+    begins = np.concatenate(([start], ends[:-1] + 1))
+    for row in np.flatnonzero(empty).tolist():
+        line = raw[begins[row] : ends[row]].decode("utf-8")
+        if len(next(csv.reader([line], strict=True))) < minimum:
+            return None  # too short: the row-by-row reading names it
+    return Table("details", header, index, frame=frame)
+
+
+def _top_header(raw: bytes) -> tuple[str, list[str], int, int] | None:
+    """(layout, fields, line index, offset of the next line) of the header that the first
+    line that is neither blank nor a status line is, among the first :data:`_PREAMBLE_LIMIT`;
+    None when that line is no header (or there is none)."""
+    start, index = 0, 0
+    while index < _PREAMBLE_LIMIT:
+        end = raw.find(b"\n", start)
+        if end < 0:
+            return None
+        line = raw[start:end].decode("utf-8")
+        if line.strip() and not is_preamble(line):
+            found = _header(line.strip())
+            return None if found is None else (found[0], found[1], index, end + 1)
+        start, index = end + 1, index + 1
+    return None
+
+
+def _plain_rows(raw: bytes, start: int, chunk: int = 1 << 22) -> np.ndarray | None:
+    """The offsets of the line ends (the last one may be the file's end) of ``raw[start:]``
+    when every line there starts with a double quote and ends with a double quote or a comma
+    (so none is blank, a status line or application output, and stripping it changes nothing),
+    none starts as a header does (a second table), and the quotes are plain: each one with an
+    even number of quotes before it opens a field (after a comma or at the line's start), each
+    other one closes it (before a comma or the line's end), and every line has an even number
+    of them (no escaped quote, no quoted line break); None otherwise.  Looked at with numpy a
+    chunk at a time."""
+    octets = np.frombuffer(raw, dtype=np.uint8)
+    size = len(octets)
+    if start >= size or b"\x00" in raw:
+        return None
+    last = size - 1 if octets[-1] == _NEWLINE else size
+    parity = 0  # quotes seen before the chunk, modulo 2
+    found: list[np.ndarray] = []
+    for at in range(start, size, chunk):
+        part = octets[at : at + chunk]
+        quotes = np.flatnonzero(part == _QUOTE) + at
+        opening = (np.arange(len(quotes)) + parity) % 2 == 0
+        before = octets[quotes - 1]
+        after = octets[np.minimum(quotes + 1, size - 1)]
+        closes = (after == _COMMA) | (after == _NEWLINE) | (quotes == size - 1)
+        if not np.where(opening, (before == _COMMA) | (before == _NEWLINE), closes).all():
+            return None
+        ends = np.flatnonzero(part == _NEWLINE) + at
+        # quotes before each line end, counted from the chunk's start, plus the carry
+        if ((np.searchsorted(quotes, ends) + parity) % 2).any():
+            return None
+        parity = (parity + len(quotes)) % 2
+        found.append(ends)
+    if parity:
+        return None
+    ends = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+    if last == size:  # a last line without its newline
+        ends = np.concatenate((ends, [size]))
+    starts = np.concatenate(([start], ends[:-1] + 1))
+    if not (octets[starts] == _QUOTE).all():
+        return None
+    tails = octets[ends - 1]
+    if not ((tails == _QUOTE) | (tails == _COMMA)).all():
+        return None
+    second = octets[starts + 1]
+    for begin in starts[(second == ord("I")) | (second == ord("P"))].tolist():
+        if raw.startswith(_HEADER_STARTS, begin):
+            return None
+    return ends
 
 
 def _quoted_rows(raw: bytes, start: int, chunk: int = 1 << 22) -> bool:

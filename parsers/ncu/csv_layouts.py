@@ -48,6 +48,8 @@ class Table:
     texts: list[str] = field(default_factory=list)  # raw layout: the lines, split when read
     #: raw layout read from the bytes: the file's bytes from the first row on (texts unused)
     data: memoryview | None = None
+    #: details layout read by columns (parsers.ncu.csv.one_details_table): the rows, padded
+    frame: pd.DataFrame | None = None
 
 
 @dataclass
@@ -74,8 +76,11 @@ def read_table(src: Source, table: Table, selected: Callable[[str], bool] | None
     if table.layout == "details" and "Metric Unit" not in header:
         raise src.malformed(table.header_line, 'details header without a "Metric Unit" column')
     last = "Average" if table.layout == "summary-per-kernel" else "Metric Value"
-    rows = _checked(src, table, header.index(last) + 1)
-    frame = pd.DataFrame(rows, columns=header, dtype=object)
+    if table.frame is not None:
+        frame, table.frame = table.frame, None
+    else:
+        rows = _checked(src, table, header.index(last) + 1)
+        frame = pd.DataFrame(rows, columns=header, dtype=object)
     if table.layout == "summary-per-kernel":
         return _summary(frame)
     return _details(frame)

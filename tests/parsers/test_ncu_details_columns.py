@@ -1,0 +1,150 @@
+"""The details page read by columns (parsers.ncu.csv.one_details_table).
+
+The columnar read must give exactly the profile (or the error) of the row-by-row reading
+(parsers.ncu.csv._tables + csv_layouts._checked); anything it cannot vouch for (an escaped or
+stray quote, a row shorter than ``Metric Value`` or longer than the header, a carriage return,
+application output, a second table) goes to the row-by-row reading.  Checked on the sample, on
+edited copies of it, on a generated page and on the real details pages, read in place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import parsers
+from advisor.errors import InputError
+from benchmarks import gen_ncu
+from parsers.ncu import csv as ncu_csv
+from parsers.source import Source
+
+REPO = Path(__file__).resolve().parents[2]
+
+SAMPLE = REPO / "sample_profiles" / "synthetic_ncu_details.csv"
+REAL = "csv/llmperfopt_rtx5090/ncu"
+
+
+def _frames(profile: parsers.Profile) -> dict[str, Any]:
+    """Every table as plain Python values with its dtypes, and the provenance."""
+    out: dict[str, Any] = {}
+    for name, frame in profile.frames.items():
+        out[name] = frame.astype(object).where(frame.notna(), None).to_dict("list")
+        out[f"{name} dtypes"] = [str(d) for d in frame.dtypes]
+    out["provenance"] = profile.provenance
+    return out
+
+
+def _outcome(path: Path) -> Any:
+    """The frames read, or the error's type and message."""
+    try:
+        return _frames(parsers.read(path))
+    except InputError as exc:
+        return (type(exc).__name__, str(exc))
+
+
+def _by_rows(path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The outcome with the columnar read turned off."""
+    with monkeypatch.context() as patch:
+        patch.setattr(ncu_csv, "one_details_table", lambda src: None)
+        return _outcome(path)
+
+
+def _columnar(path: Path) -> bool:
+    return ncu_csv.one_details_table(Source.from_path(path)) is not None
+
+
+def _rows_at(raw: bytes) -> int:
+    """Offset of the first row after the header."""
+    return raw.index(b"\n", raw.index(b'"ID",')) + 1
+
+
+def _edit_row(k: int, edit: Callable[[bytes], bytes]) -> Callable[[bytes], bytes]:
+    """Apply ``edit`` to the k-th row after the header."""
+
+    def apply(raw: bytes) -> bytes:
+        head, rows = raw[: _rows_at(raw)], raw[_rows_at(raw) :].split(b"\n")
+        rows[k] = edit(rows[k])
+        return head + b"\n".join(rows)
+
+    return apply
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("details") / "details.csv"
+    gen_ncu.write_ncu_details(path, 3000, seed=3)
+    return path
+
+
+def test_sample_and_generated_page_read_the_same_both_ways(
+    page: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for path in (SAMPLE, page):
+        assert _columnar(path), path
+        read = _outcome(path)
+        assert isinstance(read, dict) and len(read["metrics"]["value"]) > 50
+        assert read == _by_rows(path, monkeypatch), path
+
+
+@pytest.mark.real_profiles
+def test_real_details_pages_read_the_same_both_ways(
+    real_profiles: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = sorted((real_profiles / REAL).glob("*/ncu.*.csv"))
+    assert len(paths) >= 8
+    for path in paths:
+        assert _columnar(path), path
+        assert _outcome(path) == _by_rows(path, monkeypatch), path
+
+
+# (label, edit of the sample's bytes, whether the columnar read takes the file)
+EDITS: list[tuple[str, Callable[[bytes], bytes], bool]] = [
+    ("last line without newline", lambda b: b.rstrip(b"\n"), True),
+    (
+        "odd quote in a status line",
+        lambda b: b.replace(b"==PROF== Connected", b'==PROF== "x', 1),
+        True,
+    ),
+    ("metric row padded to the full width", _edit_row(0, lambda r: r + b",,,,"), True),
+    (
+        "empty value cell, row as wide as Metric Value",
+        _edit_row(1, lambda r: r.rsplit(b",", 2)[0] + b',"",'),
+        True,
+    ),
+    (
+        "comma inside a quoted name",
+        _edit_row(2, lambda r: r.replace(b'"Elapsed Cycles"', b'"Elapsed, Cycles"')),
+        True,
+    ),
+    (
+        "escaped quote in a kernel name",
+        lambda b: b.replace(b"transposeNaive(", b'trans""pose(', 3),
+        False,
+    ),
+    ("text after a closing quote", _edit_row(3, lambda r: r.replace(b'"%"', b'"%"x')), False),
+    ("row shorter than Metric Value", _edit_row(4, lambda r: r.rsplit(b",", 2)[0]), False),
+    ("row longer than the header, blank cells", _edit_row(5, lambda r: r + b",,,,,,,,"), False),
+    ("row longer than the header, a value", _edit_row(5, lambda r: r + b',,,,,"x"'), False),
+    ("CRLF line ends", lambda b: b.replace(b"\n", b"\r\n"), False),
+    ("application output", _edit_row(6, lambda r: b"done in 3 s\n" + r), False),
+    ("blank line", _edit_row(6, lambda r: b"\n" + r), False),
+    ("a second table", lambda b: b + b[b.index(b'"ID"') :], False),
+    ("leading space", _edit_row(7, lambda r: b" " + r), False),
+    ("unterminated quote", _edit_row(8, lambda r: r[:-1] + b'"x'), False),
+    ("duplicate header column", lambda b: b.replace(b'"Rule Type"', b'"Rule Name"'), False),
+]
+
+
+@pytest.mark.parametrize(("label", "edit", "columnar"), EDITS, ids=[e[0] for e in EDITS])
+def test_edited_sample_reads_as_the_row_by_row_reading_does(
+    tmp_path: Path, label: str, edit: Callable[[bytes], bytes], columnar: bool,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    path = tmp_path / "edited.csv"
+    path.write_bytes(edit(SAMPLE.read_bytes()))
+    assert path.read_bytes() != SAMPLE.read_bytes(), label
+    assert _columnar(path) is columnar, label
+    assert _outcome(path) == _by_rows(path, monkeypatch), label
