@@ -16,6 +16,8 @@ expected (or ``nan``/``inf``), a quoted field spanning lines, bytes that are not
 
 from __future__ import annotations
 
+import io
+import os
 from collections.abc import Callable
 
 import numpy as np
@@ -24,6 +26,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.csv as pacsv  # type: ignore[import-untyped]
 
 from parsers.codes import FirstSeen
+from parsers.source import Source
 from parsers.units import MISSING_TOKENS, fits_int_array
 
 #: below this many bytes of rows the line scanner is as fast and the fast path is not tried
@@ -47,25 +50,63 @@ def line_offset(raw: bytes, index: int) -> int | None:
 def last_line(raw: bytes) -> tuple[int, int]:
     """(byte offset, 0-based index) of the last non-blank line of ``raw`` (trailing newlines
     ignored)."""
-    end = len(raw.rstrip(b"\n"))
+    end = len(raw)
+    while end and raw[end - 1] == ord("\n"):  # not rstrip: that copies the whole bytes
+        end -= 1
     offset = raw.rfind(b"\n", 0, end) + 1
     return offset, raw.count(b"\n", 0, offset)
 
 
 def read_rows(
-    raw: bytes, start: int, width: int, numbers: list[int], texts: list[int], end: int | None = None
+    raw: bytes | Source,
+    start: int,
+    width: int,
+    numbers: list[int],
+    texts: list[int],
+    end: int | None = None,
 ) -> pd.DataFrame | None:
     """The rows of ``raw`` from byte ``start`` to ``end`` (the end of the file) as a frame with
     integer column labels: columns ``numbers`` as float64 (placeholders NaN), ``texts`` as
     categoricals of the strings exactly as written (quotes removed).  Every row must have
     ``width`` fields; trailing newlines are ignored.  None when anything is unusual (see the
-    module docstring)."""
+    module docstring).
+
+    Given the file's :class:`~parsers.source.Source`, its bytes are checked whole (the rows
+    counted, no carriage return) and then released (:meth:`Source.release`): the rows are read
+    from the file a piece at a time, so the file's bytes and the parsed columns are never in
+    memory together (the peak was their sum, 2.7x the file)."""
+    src = raw if isinstance(raw, Source) else None
+    if src is not None:
+        if src.raw is None:
+            return None
+        raw = src.raw
+    assert isinstance(raw, bytes)
     end = len(raw) if end is None else end
     while end > start and raw[end - 1] == ord("\n"):
         end -= 1
     if end - start < MIN_BYTES or b"\r" in raw or raw.startswith(b"\n", start):
         return None
     n = raw.count(b"\n", start, end) + 1  # one row per line, else a quoted field spans lines
+    pieces = _pieces(raw, start, end)
+    size = len(raw)
+    if src is not None:
+        src.release()
+        if src.raw is None:  # released (the lines were never split): read from the file
+            del raw
+            return _read_pieces(_FilePieces(src.path, size), pieces, n, width, numbers, texts)
+    return _read_pieces(_BytesPieces(raw), pieces, n, width, numbers, texts)
+
+
+def _read_pieces(
+    source: _BytesPieces | _FilePieces,
+    pieces: list[tuple[int, int]],
+    n: int,
+    width: int,
+    numbers: list[int],
+    texts: list[int],
+) -> pd.DataFrame | None:
+    """:func:`read_rows` once the bytes are checked: the ``n`` rows of ``pieces`` (byte ranges
+    each without its final newline) parsed one piece at a time from ``source``."""
     used = sorted({*numbers, *texts})
     words = pa.dictionary(pa.int32(), pa.string())  # a trace repeats a few dozen names
     types = {str(j): pa.float64() for j in numbers} | {str(j): words for j in texts}
@@ -84,29 +125,36 @@ def read_rows(
     nulls = dict.fromkeys(numbers, 0)
     strings = {j: _Coder() for j in texts}
     done = 0
-    whole = pa.py_buffer(raw)
     try:
-        for first, last in _pieces(raw, start, end):
-            table = pacsv.read_csv(pa.BufferReader(whole[first:last]), **options)
-            rows = table.num_rows
-            if done + rows > n:
-                return None
-            for j in numbers:
-                column = table.column(str(j))
-                floats[j][done : done + rows] = column.to_numpy()
-                nulls[j] += column.null_count
-            for j in texts:
-                strings[j].add(table.column(str(j)))
-            done += rows
-            del table
-    except (pa.ArrowException, ValueError):
+        with source:
+            for first, last in pieces:
+                piece = source.piece(first, last)
+                if piece is None:
+                    return None
+                table = pacsv.read_csv(pa.BufferReader(piece), **options)
+                rows = table.num_rows
+                if done + rows > n:
+                    return None
+                for j in numbers:
+                    column = table.column(str(j))
+                    floats[j][done : done + rows] = column.to_numpy()
+                    nulls[j] += column.null_count
+                for j in texts:
+                    strings[j].add(table.column(str(j)))
+                done += rows
+                # a blank line ends the table (it reads as a row of empty cells): looked for
+                # in a piece whose first column has an empty cell, or always when that column
+                # is text (a piece is cut after a newline, so a blank line at a cut is a
+                # piece's first or last line)
+                if (0 not in numbers or table.column("0").null_count) and _has_blank_line(piece):
+                    return None
+                del table, piece
+    except (pa.ArrowException, ValueError, OSError):
         return None
     if done != n:
         return None
     if not _plain_numbers(floats, nulls):
         return None
-    if not (0 in nulls and nulls[0] == 0) and raw.find(b"\n\n", start, end) >= 0:
-        return None  # a blank line ends the table (it reads as a row of empty cells)
     columns: dict[int, object] = {}
     for j in used:
         columns[j] = floats[j] if j in floats else strings.pop(j).series()
@@ -127,6 +175,69 @@ def _pieces(raw: bytes, start: int, end: int) -> list[tuple[int, int]]:
         start = cut + 1
     pieces.append((start, end))
     return pieces
+
+
+def _has_blank_line(piece: memoryview) -> bool:
+    """Whether the piece (lines without the final newline) holds an empty line."""
+    text = piece.tobytes()
+    return text.find(b"\n\n") >= 0 or text.startswith(b"\n") or text.endswith(b"\n")
+
+
+class _BytesPieces:
+    """Pieces of the bytes at hand (zero-copy slices)."""
+
+    def __init__(self, raw: bytes) -> None:
+        self._whole = memoryview(raw)
+
+    def __enter__(self) -> _BytesPieces:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def piece(self, first: int, last: int) -> memoryview | None:
+        return self._whole[first:last]
+
+
+class _FilePieces:
+    """Pieces read from the file into one reused buffer; None when the file no longer has the
+    size it had when its bytes were checked (replaced meanwhile: the scanner reads it again) or
+    a piece no longer ends at a line end."""
+
+    def __init__(self, path: str, size: int) -> None:
+        self._path = path
+        self._size = size
+        self._file: io.FileIO | None = None
+        self._buffer = bytearray()
+
+    def __enter__(self) -> _FilePieces:
+        self._file = io.FileIO(self._path, "r")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._file is not None:
+            self._file.close()
+        self._file, self._buffer = None, bytearray()
+
+    def piece(self, first: int, last: int) -> memoryview | None:
+        handle = self._file
+        assert handle is not None
+        if os.fstat(handle.fileno()).st_size != self._size:
+            return None
+        want = last - first + (last < self._size)  # with the newline that ends the piece
+        if len(self._buffer) < want:
+            self._buffer = bytearray(want)
+        view = memoryview(self._buffer)[:want]
+        handle.seek(first)
+        got = 0
+        while got < want:
+            count = handle.readinto(view[got:])
+            if not count:
+                return None
+            got += count
+        if want > last - first and view[-1] != ord("\n"):
+            return None
+        return view[: last - first]
 
 
 class _Coder:

@@ -80,6 +80,14 @@ class Source:
             self.raw = None
             self._released = True
 
+    def reread(self) -> bytes | None:
+        """The file's bytes: those held, or after :meth:`release` read from the file again
+        (and held again); None for a file that was decoded otherwise than as UTF-8."""
+        if self.raw is None and self._released:
+            self.raw = read_bytes(self.path)
+            self._released = False
+        return self.raw
+
     @classmethod
     def from_path(cls, path: str | Path) -> Source:
         return cls.from_bytes(str(path), read_bytes(path))

@@ -168,7 +168,7 @@ def _fast_scan(src: Source) -> _Scan | None:
     start = arrow_csv.line_offset(src.raw, table.header_index + 1)
     if 0 not in numbers or start is None:
         return None  # a number first: status lines and other headers fail to convert
-    data = arrow_csv.read_rows(src.raw, start, len(table.header), numbers, texts)
+    data = arrow_csv.read_rows(src, start, len(table.header), numbers, texts)
     if data is None:
         return None
     for key in _TRACE_INTEGERS:  # a fraction: the scanner's rows give the message
@@ -176,7 +176,8 @@ def _fast_scan(src: Source) -> _Scan | None:
         if col is not None and not arrow_csv.whole_numbers(data[col].to_numpy()):
             return None
     table.rows, table.row_index, table.data = [], [], data
-    src.release()  # the rows are read: the bytes are not kept while the frames are built
+    # read_rows released the bytes once it had checked them: they are not kept while the rows
+    # are parsed and the frames built
     return scan
 
 

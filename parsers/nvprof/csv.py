@@ -270,11 +270,17 @@ def _fast_scan(src: Source) -> _Scanner | None:
     cols = {name: block.col(name) for name in (*_TRACE_NUMBERS, *_TRACE_TEXTS)}
     numbers = [j for name in _TRACE_NUMBERS if (j := cols[name]) is not None]
     texts = [j for name in _TRACE_TEXTS if (j := cols[name]) is not None]
-    data = arrow_csv.read_rows(src.raw, start, len(header), numbers, texts)
+    data = arrow_csv.read_rows(src, start, len(header), numbers, texts)
     last: tuple[int, int] | None = None
+    text = ""
     if data is None:  # perhaps a truncated copy: all but the last line, which is scanned
-        last = arrow_csv.last_line(src.raw)
-        data = arrow_csv.read_rows(src.raw, start, len(header), numbers, texts, last[0])
+        raw = src.reread()
+        if raw is None:
+            return None
+        last = arrow_csv.last_line(raw)
+        text = raw[last[0] :].decode("utf-8").rstrip("\n")
+        del raw
+        data = arrow_csv.read_rows(src, start, len(header), numbers, texts, last[0])
         if data is None:
             return None
     for name in _TRACE_INTEGERS:  # a fraction: the scanner's rows give the message
@@ -284,14 +290,14 @@ def _fast_scan(src: Source) -> _Scanner | None:
     data[_LINE] = arrow_csv.line_numbers(first, len(data))
     block.rows, block.lines, block.data = [], [], data
     if last is not None:
-        text = src.raw[last[0] :].decode("utf-8").rstrip("\n")
         if _is_tool_line(text) or match_header(text) or not _looks_like_row(text):
             return None
         scanner.last_line, scanner.current = last[1], block
         scanner._row(last[1], text)
         if block.rows:  # the last line is a whole row: the failure was elsewhere
             return None
-    src.release()  # the rows are read: the bytes are not kept while the frames are built
+    # read_rows released the bytes once it had checked them: they are not kept while the rows
+    # are parsed and the frames built
     return scanner
 
 
