@@ -174,19 +174,13 @@ def one_raw_table(src: Source) -> Table | None:
     raw = src.raw
     if raw is None or b"\r" in raw:
         return None
-    start, index = 0, 0
-    while index < _PREAMBLE_LIMIT:
-        end = raw.find(b"\n", start)
-        if end < 0:
-            return None
-        line = raw[start:end].decode("utf-8")
-        if line.strip() and not is_preamble(line):
-            found = _header(line.strip())
-            if found is None or found[0] != "raw" or not _quoted_rows(raw, end + 1):
-                return None
-            return Table("raw", found[1], index, data=memoryview(raw)[end + 1 :])
-        start, index = end + 1, index + 1
-    return None
+    top = _top_header(raw)
+    if top is None:
+        return None
+    layout, fields, index, after = top
+    if layout != "raw" or not _quoted_rows(raw, after):
+        return None
+    return Table("raw", fields, index, data=memoryview(raw)[after:])
 
 
 def one_details_table(src: Source) -> Table | None:
