@@ -13,10 +13,12 @@ The two granularity criteria also share the requested-bytes counters and the rat
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from advisor.criteria.engine import collect
 from advisor.criteria.engine.analysis import COMPUTED, CriterionResult, Speedups
 from advisor.criteria.engine.common import Context, Scored, absent, not_applicable, score
-from advisor.criteria.engine.inputs import KernelData, Recipe
+from advisor.criteria.engine.inputs import Formula, KernelData, Recipe
 from advisor.criteria.engine.speedups import level_share, level_speedup_amdahl, level_speedup_paper
 
 #: bytes of an L1 (Volta and later) or L2 sector; the nvprof figures already use the right size
@@ -51,16 +53,21 @@ GRANULARITY_THRESHOLD_REASON = (
     "that level."
 )
 
+def _bytes_over_sectors(requested: Sequence[str], sectors: Sequence[str]) -> Formula:
+    """Decision 1's formula on named inputs: the summed ``requested`` bytes over 32 B x the
+    summed ``sectors`` (the same number of each: loads and stores, or loads alone)."""
+    return lambda v: requested_over_transferred(
+        sum(v[name] for name in requested), SECTOR_BYTES * sum(v[name] for name in sectors)
+    )
+
+
 def requested_bytes_recipe(label: str, sectors: tuple[str, str]) -> Recipe:
     """Decision 1 from Nsight Compute byte counters: the global requested bytes over 32 B x the
     two sector counters ``sectors`` (loads, stores) of one level."""
     return Recipe(
         label,
         (*REQUESTED_BYTES, *sectors),
-        lambda v: requested_over_transferred(
-            v[REQUESTED_BYTES[0]] + v[REQUESTED_BYTES[1]],
-            SECTOR_BYTES * (v[sectors[0]] + v[sectors[1]]),
-        ),
+        _bytes_over_sectors(REQUESTED_BYTES, sectors),
         tools=("ncu",),
     )
 
@@ -96,10 +103,7 @@ def source_bytes_recipes(level: str, sectors: tuple[str, str]) -> tuple[Recipe, 
         Recipe(
             label,
             (*SOURCE_REQUESTED_BYTES, *sectors),
-            lambda v: requested_over_transferred(
-                v[SOURCE_REQUESTED_BYTES[0]] + v[SOURCE_REQUESTED_BYTES[1]],
-                SECTOR_BYTES * (v[sectors[0]] + v[sectors[1]]),
-            ),
+            _bytes_over_sectors(SOURCE_REQUESTED_BYTES, sectors),
             tools=("ncu",),
             note=SOURCE_BYTES_NOTE,
             fallback=True,
@@ -107,9 +111,7 @@ def source_bytes_recipes(level: str, sectors: tuple[str, str]) -> tuple[Recipe, 
         Recipe(
             f"{label}, loads only",
             (SOURCE_REQUESTED_BYTES[0], sectors[0]),
-            lambda v: requested_over_transferred(
-                v[SOURCE_REQUESTED_BYTES[0]], SECTOR_BYTES * v[sectors[0]]
-            ),
+            _bytes_over_sectors(SOURCE_REQUESTED_BYTES[:1], sectors[:1]),
             tools=("ncu",),
             note=f"{SOURCE_BYTES_NOTE}; only global loads are measured",
             fallback=True,
