@@ -34,6 +34,7 @@ from advisor.profile import Profile, merge
 
 if TYPE_CHECKING:
     from advisor.report.build import Report
+    from advisor.report.host_view import HostView
     from advisor.report.predictions import ModelInputs
 
 T = TypeVar("T")
@@ -79,6 +80,9 @@ class Run:
     analysis: Analysis
     #: the analysis as the JSON document ``report --json`` writes
     data: dict[str, Any]
+    #: the host view of a PyTorch profiler trace (None for other inputs), built once for the
+    #: JSON and the report
+    host: HostView | None = None
 
 
 def read(paths: Sequence[str], steps: Steps = DIRECT) -> Profile:
@@ -213,7 +217,7 @@ def analyse_profile(
     comm = host.communication if host is not None else communication(profile)
     if comm is not None:  # NCCL/RCCL kernels with a timeline, any format: overlap, exposed time
         data["communication"] = comm.to_json()
-    return Run(profile, characterization, note, analysis, data)
+    return Run(profile, characterization, note, analysis, data, host)
 
 
 def build(run: Run, model_inputs: ModelInputs | None = None, steps: Steps = DIRECT) -> Report:
@@ -232,6 +236,7 @@ def build(run: Run, model_inputs: ModelInputs | None = None, steps: Steps = DIRE
         locations={
             k["name"]: k["locations"] for k in run.data.get("kernels", ()) if "locations" in k
         },
+        host=run.host,
     )
 
 

@@ -406,6 +406,10 @@ class Report:
         return tuple(f for f in fields if any(getattr(sp, f) is not None for sp in spreads))
 
 
+#: ``build``'s host view when the caller gives none: build it from the profile
+_NOT_GIVEN: Any = object()
+
+
 def build(
     analysis: Analysis,
     profile: Profile,
@@ -413,13 +417,16 @@ def build(
     table_kernels: int = TABLE_KERNELS,
     model_inputs: ModelInputs | None = None,
     locations: Mapping[str, Mapping[str, Any]] | None = None,
+    host: HostView | None = _NOT_GIVEN,
 ) -> Report:
     """The report of ``analysis`` (from :func:`advisor.criteria.evaluate` on ``profile``).
 
     ``model_inputs`` feed the predictions (:mod:`advisor.report.predictions`); without a device
     in them, the BSP model uses the database entry of the analysis' GPU.  ``locations``: each
     kernel's ``locations`` of the analysis JSON (:func:`advisor.report.locations.attach`), by
-    kernel name: the hints say where in the code and the limiters give their stall reasons."""
+    kernel name: the hints say where in the code and the limiters give their stall reasons.
+    ``host``: the profile's host view when the caller has built it already (None: it has none);
+    built here when not given."""
     data = to_json(analysis)
     app = data["application"]
     profilers = profilers_of(data)
@@ -496,7 +503,7 @@ def build(
             kernels, app["HOSTSYNC"], profilers, compute_capability(data["device"])
         ),
         profilers=profilers,
-        host=host_view(profile),
+        host=host_view(profile) if host is _NOT_GIVEN else host,
     )
 
 
