@@ -562,7 +562,7 @@ def _stalls(view: _View) -> str:
     if not limits:
         return ""
     lines = []
-    lineless = False
+    lineless = lined = False
     reasons: dict[str, tuple[str, tuple[str, ...]]] = {}
     for u in limits:
         parts = []
@@ -571,10 +571,16 @@ def _stalls(view: _View) -> str:
             what = f" ({md_escape(top.opcodes)})" if top is not None and top.opcodes else ""
             at = f" at {md_code(top.short)}{what}" if top is not None else ""
             lineless = lineless or (top is not None and not top.line)
+            lined = lined or (top is not None and bool(top.line))
             parts.append(f"{st.reason} {_pct_whole(st.share)}{at}")
             reasons.setdefault(st.reason, (st.explanation, st.remedies))
         lines.append(f"- {view.name(u.kernel)}: {u.text}; stalls: {', '.join(parts)}")
-    if lineless:
+    if lineless and lined:  # the report has lines, but not for every instruction
+        lines.append(
+            "\nAn offset (+0x…) is the instruction's place in the kernel's code: the compiler gave "
+            "that instruction no source line."
+        )
+    elif lineless:
         from advisor.report.locations import HOW
 
         lines.append(

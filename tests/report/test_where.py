@@ -34,6 +34,7 @@ from advisor.report.where import (
     stalls_of,
     where_of,
 )
+from tests.cli_helpers import run
 
 # -- DIVERGENCE: thread index or data (advisor/report/branches.py) --
 
@@ -350,3 +351,20 @@ def test_a_hot_kernels_limiter_leads_over_a_hint_on_a_minor_kernel(shared_output
     page = render_html(shown)
     assert 'data-kind="limit"' in page and "its warps wait most on long_scoreboard" in page
     assert verdict_json(shown)["limit_kernel"] == led.limit.kernel
+
+
+@pytest.mark.real_profiles
+def test_an_instruction_without_a_line_is_not_read_as_a_report_without_lines(
+    real_profiles: Path, tmp_path: Path
+) -> None:
+    """seq_align's hints sit on `nw1.cu` lines, but one stall's top instruction has no line (a
+    compiler-made branch): the note says so of that instruction, not that the report has none."""
+    md = tmp_path / "r.md"
+    code, _, stderr = run(
+        "report", str(real_profiles / "reports/seq_align/profile.ncu-rep"), "--markdown", str(md)
+    )
+    assert code == 0, stderr
+    text = md.read_text(encoding="utf-8")
+    assert "`nw1.cu:" in text and "+0x" in text
+    assert "the report has no source lines" not in text
+    assert "the compiler gave that instruction no source line" in text
