@@ -111,6 +111,8 @@ def read_ncu_csv(src: Source, selected: Selection) -> Profile:
         raise src.malformed(0, 'no Nsight Compute CSV header ("ID","Process ID",...) found')
     # the status lines naming the version lie before the header of a table read from the bytes
     version = profiler_version(src.head(whole.header_line) if whole is not None else src.lines)
+    if whole is not None and whole.frame is not None:
+        src.release()  # every cell is in the frame: the file's bytes are no longer needed
     notes: list[str] = []
     if skipped:
         notes.append(f"{skipped} line(s) of application output after the header skipped")
@@ -215,27 +217,63 @@ def one_details_table(src: Source) -> Table | None:
     rows = len(ends)
     if width * rows - minimum * rows > _PADDING_FACTOR * minimum * rows + _PADDING_CELLS:
         return None  # the padding check of read_table might fail: let it name the header
-    body = io.BytesIO(raw)  # shares the bytes
-    body.seek(start)
-    try:
-        frame = pd.read_csv(
-            body, engine="c", header=None, names=header,
-            dtype=object, na_filter=False, skip_blank_lines=False, quoting=csv.QUOTE_MINIMAL,
-            doublequote=True, encoding="utf-8", low_memory=True,
-        )  # fmt: skip
-    except (pd.errors.ParserError, ValueError, UnicodeDecodeError):
-        return None
-    if len(frame) != rows:
+    frame = _read_columns(raw, start, header, "category")
+    if frame is not None and not all(map(_texts, (frame[c] for c in header))):
+        frame = _read_columns(raw, start, header, object)  # a column pandas made non-text
+    if frame is None or len(frame) != rows:
         return None
     empty = np.ones(rows, dtype=bool)
     for name in header[minimum - 1 :]:
-        empty &= (frame[name] == "").to_numpy()
+        empty &= _empty(frame[name])
     begins = np.concatenate(([start], ends[:-1] + 1))
     for row in np.flatnonzero(empty).tolist():
         line = raw[begins[row] : ends[row]].decode("utf-8")
         if len(next(csv.reader([line], strict=True))) < minimum:
             return None  # too short: the row-by-row reading names it
     return Table("details", header, index, frame=frame)
+
+
+def _read_columns(
+    raw: bytes, start: int, header: list[str], dtype: str | type
+) -> pd.DataFrame | None:
+    """``raw[start:]`` read by pandas' C CSV parser into columns named ``header``, each of
+    ``dtype``: ``"category"`` (each distinct text made a string once, every cell a small
+    code: a million rows of a details page repeat a few dozen names) or ``object``; None when
+    the parser refuses the bytes (a row longer than the header, bad UTF-8).
+
+    ``thousands`` names a character that only keeps pandas from reading categories that all
+    look like numbers as numbers (it parses no number here: every column is text)."""
+    body = io.BytesIO(raw)  # shares the bytes
+    body.seek(start)
+    try:
+        return pd.read_csv(
+            body, engine="c", header=None, names=header,
+            dtype=dtype, na_filter=False, skip_blank_lines=False, quoting=csv.QUOTE_MINIMAL,
+            doublequote=True, encoding="utf-8", low_memory=True, thousands="\x1f",
+        )  # fmt: skip
+    except (pd.errors.ParserError, ValueError, UnicodeDecodeError):
+        return None
+
+
+def _texts(cells: pd.Series) -> bool:
+    """Whether ``cells`` hold the file's texts as they are: an object column, or a categorical
+    one whose categories are strings (pandas turns a column of ``True``/``False`` cells into
+    booleans)."""
+    if not isinstance(cells.dtype, pd.CategoricalDtype):
+        return cells.dtype == object
+    words = cells.cat.categories
+    return bool(words.dtype.kind in "OU" or pd.api.types.is_string_dtype(words.dtype)) and all(
+        type(w) is str for w in words
+    )
+
+
+def _empty(cells: pd.Series) -> np.ndarray:
+    """Per row, whether the cell is ``""`` (a categorical column looked at per category)."""
+    if isinstance(cells.dtype, pd.CategoricalDtype):
+        words = cells.cat.categories
+        hit = np.append(np.array([w == "" for w in words], dtype=bool), False)
+        return hit[cells.cat.codes.to_numpy()]
+    return (cells == "").to_numpy(dtype=bool)
 
 
 def _top_header(raw: bytes) -> tuple[str, list[str], int, int] | None:

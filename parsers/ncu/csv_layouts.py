@@ -27,6 +27,7 @@ from parsers.ncu.frames import build_devices, device_ids, launch_rows
 from parsers.ncu.raw import convert_raw_cells, read_raw_cells
 from parsers.ncu.values import (
     IMPLIED_UNITS,
+    blank_cells,
     decimal_comma_style,
     id_number,
     int_or_na,
@@ -122,18 +123,19 @@ def _details(frame: pd.DataFrame) -> Frames:
     """--page details (FORMATS.md §2.2): metrics and rules rows keyed by launch ``ID``."""
     keys = [c for c in ("Process ID", "ID") if c in frame.columns]
     frame["_launch"] = _codes(frame, keys)
-    ids = frame.drop_duplicates("_launch").reset_index(drop=True)
-    rows = frame[frame["Metric Name"].str.strip() != ""]
+    ids = _as_objects(frame.drop_duplicates("_launch").reset_index(drop=True))
+    rows = frame[~blank_cells(frame["Metric Name"])]
     speedups = frame.get("Estimated Speedup", pd.Series([], dtype=object))
-    comma, mixed = decimal_comma_style(pd.concat([rows["Metric Value"], speedups]))
+    comma, mixed = decimal_comma_style(rows["Metric Value"], speedups)
     metrics = metric_columns(
         rows["Metric Name"], rows["Metric Unit"], rows["Metric Value"], decimal_comma=comma
     )
     metrics["launch_id"] = rows["_launch"].to_numpy()
-    metrics["kernel"] = rows["Kernel Name"].to_numpy()
-    metrics["section"] = rows["Section Name"].to_numpy()
+    # a categorical column (read by columns) stays one: its names are stored once
+    metrics["kernel"] = rows["Kernel Name"].array
+    metrics["section"] = rows["Section Name"].array
     launches = launch_rows(ids, metrics)
-    metrics["device_id"] = launches["device_id"].to_numpy()[metrics["launch_id"].to_numpy()]
+    metrics["device_id"] = launches["device_id"].array.take(metrics["launch_id"].to_numpy())
     return Frames(
         launches=launches,
         metrics=metrics,
@@ -144,11 +146,25 @@ def _details(frame: pd.DataFrame) -> Frames:
 
 
 def _codes(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
-    """0, 1, ... per distinct combination of ``columns``, in order of first appearance."""
-    joined = pd.Series([""] * len(frame), index=frame.index, dtype=object)
+    """0, 1, ... per distinct combination of ``columns``, in order of first appearance.
+
+    Each column is numbered by its distinct texts (a categorical column by its codes, without
+    building a text per row) and the numbers combined a column at a time."""
+    key = np.zeros(len(frame), dtype=np.int64)
     for column in columns:
-        joined = joined + "\x1f" + frame[column].astype(str)
-    return pd.factorize(joined)[0]
+        cells = frame[column]
+        if not isinstance(cells.dtype, pd.CategoricalDtype):
+            cells = cells.astype(str)
+        codes, uniq = pd.factorize(cells, use_na_sentinel=False)
+        key = pd.factorize(key * len(uniq) + codes)[0]
+    return key
+
+
+def _as_objects(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its categorical columns as object columns of their texts (the few rows
+    whose cells are parsed one by one: a launch's identification columns, the rule rows)."""
+    categorical = [c for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)]
+    return frame.astype({c: object for c in categorical}) if categorical else frame
 
 
 def _rules(frame: pd.DataFrame, comma: bool) -> pd.DataFrame | None:
@@ -158,10 +174,10 @@ def _rules(frame: pd.DataFrame, comma: bool) -> pd.DataFrame | None:
     type, so a rule row without a name keeps ``rule`` empty."""
     if "Rule Name" not in frame.columns:
         return None
-    named = frame["Rule Name"].str.strip() != ""
+    named = ~blank_cells(frame["Rule Name"])
     if "Rule Type" in frame.columns:
-        named |= frame["Rule Type"].str.strip() != ""
-    rows = frame[named].reset_index(drop=True)
+        named |= ~blank_cells(frame["Rule Type"])
+    rows = _as_objects(frame[named].reset_index(drop=True))
     blank = pd.Series([""] * len(rows), dtype=object)
 
     def column(name: str) -> pd.Series:

@@ -30,6 +30,7 @@ from functools import cache
 import numpy as np
 import pandas as pd
 
+from advisor import schema
 from advisor.metric_map import canonicalize
 from parsers.units import INT_LIMIT, is_missing, parse_number, scale_ncu
 
@@ -71,14 +72,41 @@ _DECIMAL_COMMA = re.compile(
 _COMMA_NUMBER = re.compile(r"[-+]?(\d{1,3}(\.\d{3})+|\d+)(,\d+)?")
 
 
-def decimal_comma_style(cells: pd.Series) -> tuple[bool, bool]:
-    """(decimal_comma, mixed) for the distinct value cells of one table.
+def distinct_cells(cells: pd.Series) -> pd.Series:
+    """The distinct texts of ``cells`` (object), in no particular order: of a categorical
+    column (the details page read by columns, :func:`parsers.ncu.csv.one_details_table`) the
+    categories its rows use, without expanding the column; of any other column
+    ``cells.astype(str)``'s distinct values."""
+    if isinstance(cells.dtype, pd.CategoricalDtype):
+        codes = cells.cat.codes.to_numpy()
+        used = np.unique(codes)
+        words = cells.cat.categories.to_numpy(dtype=object)[used[used >= 0]]
+        if (used < 0).any():  # a missing cell reads as astype(str) writes it
+            words = np.append(words, str(np.nan))
+        return pd.Series(words, dtype=object)
+    return pd.Series(pd.unique(cells.astype(str)), dtype=object)
+
+
+def blank_cells(cells: pd.Series) -> np.ndarray:
+    """Per row, whether the cell is empty once stripped (``cells.str.strip() == ""``; a missing
+    cell is not); a categorical column is looked at once per category."""
+    if isinstance(cells.dtype, pd.CategoricalDtype):
+        words = cells.cat.categories.to_numpy(dtype=object)
+        empty = np.append(np.array([w.strip() == "" for w in words], dtype=bool), False)
+        return empty[cells.cat.codes.to_numpy()]  # code -1 (missing) takes the last slot
+    return (cells.str.strip() == "").to_numpy(dtype=bool, na_value=False)
+
+
+def decimal_comma_style(cells: pd.Series, *more: pd.Series) -> tuple[bool, bool]:
+    """(decimal_comma, mixed) for the distinct value cells of one table (``cells`` and the
+    columns ``more``, categorical or not: only their distinct texts are looked at).
 
     ``decimal_comma`` is true only when some cell can only be read with a decimal comma and
     none can only be read the ordinary way; ``mixed`` says both kinds were seen (the cells
     that need a decimal comma then stay text).
     """
-    uniq = pd.Series(pd.unique(cells.astype(str).str.strip()), dtype="string")
+    texts = pd.concat([distinct_cells(c) for c in (cells, *more)], ignore_index=True)
+    uniq = pd.Series(pd.unique(texts.str.strip()), dtype="string")
     comma = bool(uniq.str.fullmatch(_DECIMAL_COMMA.pattern).fillna(False).any())
     if not comma:
         return False, False
@@ -95,7 +123,12 @@ def cell_number(cell: str, decimal_comma: bool = False) -> float:
 
 
 def parse_cells(cells: pd.Series, decimal_comma: bool = False) -> np.ndarray:
-    """Parse a column of value cells, once per distinct text."""
+    """Parse a column of value cells, once per distinct text (a categorical column: once per
+    category, without expanding the column)."""
+    if isinstance(cells.dtype, pd.CategoricalDtype) and (cells.cat.codes.to_numpy() >= 0).all():
+        words = cells.cat.categories.to_numpy(dtype=object)
+        table = np.array([cell_number(str(w), decimal_comma) for w in words], dtype=float)
+        return table[cells.cat.codes.to_numpy()] if len(words) else np.array([], dtype=float)
     codes, uniq = pd.factorize(cells.astype(str), use_na_sentinel=False)
     table = np.array([cell_number(str(u), decimal_comma) for u in uniq], dtype=float)
     return table[codes] if len(uniq) else np.array([], dtype=float)
@@ -142,6 +175,12 @@ def metric_columns(
     their value cells, scaled like ``value``.  ``text`` holds the cell when it is not a number
     (``n/a``, ``PolicySpread``), else is missing.
     """
+    if all(_complete_categorical(s) for s in (names, units, cells)):
+        frame = _categorical_metric_columns(names, units, cells, decimal_comma)
+        factor = frame.pop("_factor").to_numpy()
+        for column, extra_cells in (extra or {}).items():
+            frame[column] = parse_cells(extra_cells.reset_index(drop=True), decimal_comma) * factor
+        return frame
     names = names.astype(str).reset_index(drop=True)
     units = units.astype(str).reset_index(drop=True)
     cells = cells.astype(str).reset_index(drop=True)
@@ -166,6 +205,56 @@ def metric_columns(
     for column, extra_cells in (extra or {}).items():
         frame[column] = parse_cells(extra_cells.reset_index(drop=True), decimal_comma) * factor
     return frame
+
+
+def _complete_categorical(cells: pd.Series) -> bool:
+    """A categorical column of texts without a missing cell (as pandas' C parser reads a
+    details page, :func:`parsers.ncu.csv.one_details_table`)."""
+    return isinstance(cells.dtype, pd.CategoricalDtype) and bool(
+        (cells.cat.codes.to_numpy() >= 0).all()
+    )
+
+
+def _categorical_metric_columns(
+    names: pd.Series, units: pd.Series, cells: pd.Series, decimal_comma: bool
+) -> pd.DataFrame:
+    """:func:`metric_columns` of categorical columns, worked out once per (name, unit) pair and
+    once per value text, then spread over the rows by their codes (no text is built per row);
+    ``metric``, ``tool_metric`` and ``unit`` stay categoricals, which the schema keeps (with
+    sorted categories, :func:`advisor.schema.validate`).  ``_factor`` is each row's unit
+    factor, for the caller's extra columns."""
+    name_words = names.cat.categories.to_numpy(dtype=object)
+    unit_words = units.cat.categories.to_numpy(dtype=object)
+    name_codes = names.cat.codes.to_numpy().astype(np.int64)
+    pair = name_codes * max(len(unit_words), 1) + units.cat.codes.to_numpy()
+    codes, uniq = pd.factorize(pair, use_na_sentinel=False)
+    name_of = uniq // max(len(unit_words), 1)
+    unit_of = uniq % max(len(unit_words), 1)
+    info = [
+        canonical(str(name_words[a]), str(unit_words[b]))
+        for a, b in zip(name_of.tolist(), unit_of.tolist(), strict=True)
+    ]
+    factor = np.array([i[1] for i in info] or [1.0], dtype=float)[codes]
+    value = parse_cells(cells, decimal_comma) * factor
+    words = cells.cat.categories.to_numpy(dtype=object)
+    stripped = np.array([str(w).strip() for w in words] + [""], dtype=object)
+    cell_codes = cells.cat.codes.to_numpy()
+    keep = np.isnan(value) & (stripped != "")[cell_codes]
+    text = np.full(len(value), None, dtype=object)
+    text[keep] = stripped[cell_codes[keep]]
+    tool = pd.Categorical.from_codes(
+        name_codes, categories=pd.Index(name_words, dtype=object), validate=False
+    )
+    return pd.DataFrame(
+        {
+            "metric": schema.categorical_of(codes, [i[0] for i in info]),
+            "tool_metric": tool,
+            "unit": schema.categorical_of(codes, [i[2] for i in info]),
+            "value": value,
+            "text": text,
+            "_factor": factor,
+        }
+    )
 
 
 def int_or_na(values: pd.Series) -> pd.Series:
