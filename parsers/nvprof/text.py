@@ -47,6 +47,7 @@ from typing import Any
 
 import pandas as pd
 
+from advisor.errors import MalformedInput
 from advisor.profile import Profile, Provenance
 from parsers.frames import gpu_activity_frames
 from parsers.names import split_device, transfer_kind
@@ -65,6 +66,7 @@ from parsers.nvprof.text_rows import (
     um_row,
     units_row,
 )
+from parsers.nvprof.text_trace import FastTrace, read_trace
 from parsers.registry import Selection, TextFormat, register
 from parsers.source import Source, is_preamble
 
@@ -125,16 +127,26 @@ class _Run:
     command: str | None
     rows: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: {t: [] for t in _TABLES})
     errors: list[str] = field(default_factory=list)
+    #: the GPU-trace rows when they were read by columns (:mod:`parsers.nvprof.text_trace`)
+    trace: pd.DataFrame | None = None
 
     def empty(self) -> bool:
-        return not any(self.rows.values())
+        return not any(self.rows.values()) and self.trace is None
+
+
+class _ReadByLines(Exception):
+    """The table read by columns does not fit where the line reader meets it: read the whole
+    file line by line instead."""
 
 
 class _Reader:
     """A line-by-line state machine over one file; see the module docstring for the layouts."""
 
-    def __init__(self, src: Source) -> None:
+    def __init__(self, src: Source, fast: FastTrace | None = None) -> None:
         self.src = src
+        #: a GPU-trace table already read by columns: its rows are blank in ``src``
+        self.fast = fast
+        self.fast_used = False
         self.lines = [line.expandtabs() for line in src.lines]
         self.runs: list[_Run] = [_Run(None, None)]
         self.modes: list[str] = []
@@ -172,6 +184,8 @@ class _Reader:
                 i = self._metrics(i)
             else:
                 i += 1  # application output, warnings, "No kernels were profiled.", legends
+        if self.fast is not None and not self.fast_used:
+            raise _ReadByLines  # the table's rows are blank here: they were never read
         return self._profile()
 
     def _tool_line(self, line: str) -> None:
@@ -204,6 +218,8 @@ class _Reader:
         return columns
 
     def _add(self, table: str, row: dict[str, Any]) -> None:
+        if table == "trace" and self.runs[-1].trace is not None:
+            raise _ReadByLines  # rows of a second trace table in the run: kept in file order
         self.runs[-1].rows[table].append(row)
 
     def _mode(self, mode: str) -> None:
@@ -255,6 +271,14 @@ class _Reader:
 
     # -- GPU / API trace ----------------------------------------------------------------------
     def _trace(self, header: int) -> int:
+        if self.fast is not None and header == self.fast.header:
+            run = self.runs[-1]
+            if run.rows["trace"] or run.trace is not None:
+                raise _ReadByLines
+            self._mode("gpu-trace")
+            run.trace, self.fast_used = self.fast.rows, True
+            self.fast.rows = pd.DataFrame()  # held once: the frames are built from run.trace
+            return self.fast.end
         columns = self._columns(header, ("Start", "Duration", "Name"))
         api_only = {c.name for c in columns} <= {"Start", "Duration", "Name", "Correlation_ID"}
         self._mode("api-trace" if api_only else "gpu-trace")
@@ -350,7 +374,10 @@ class _Reader:
         run_notes: list[str] = []
         for run in self.runs:
             frames = {t: pd.DataFrame(run.rows[t]) for t in _TABLES if t != "trace"}
-            if run.rows["trace"]:
+            if run.trace is not None:
+                frames["launches"], frames["transfers"] = gpu_activity_frames(run.trace)
+                run.trace = None
+            elif run.rows["trace"]:
                 frames["launches"], frames["transfers"] = gpu_activity_frames(
                     pd.DataFrame(run.rows["trace"])
                 )
@@ -398,7 +425,22 @@ def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
 
 def read_nvprof_text(src: Source, selected: Selection) -> Profile:
     """Read one nvprof text output file into a Profile (see the module docstring); ``selected``
-    (the registry's metric selection) is not used: :func:`parsers.read` applies it."""
+    (the registry's metric selection) is not used: :func:`parsers.read` applies it.
+
+    A big GPU-trace table is read by columns (:mod:`parsers.nvprof.text_trace`) and the rest of
+    the file line by line; whenever that cannot be shown to read the file as the line reader
+    does, the whole file is read line by line."""
+    fast = read_trace(src)
+    if fast is not None:
+        reader = _Reader(Source(src.path, fast.lines, src.encoding_note), fast)
+        try:
+            return reader.read()
+        except _ReadByLines:
+            pass
+        except MalformedInput:
+            if reader.fast_used:
+                raise  # met after the table, which the line reader reads alike
+        del reader, fast
     return _Reader(src).read()
 
 
