@@ -34,6 +34,7 @@ import pandas as pd
 
 from advisor import plausible
 from advisor.plausible import Range
+from advisor.text import printable as printable  # defined without pandas for the helper process
 
 #: rows noted one by one; further dropped rows are counted in one note
 NOTED_ROWS = 5
@@ -128,16 +129,6 @@ NAME_COLUMN = {
     "transfer_summary": "kind",
     "api_summary": "name",
 }
-
-
-def printable(text: str) -> str:
-    """``text`` with every character UTF-8 cannot encode (a lone surrogate) written as its
-    escape (``\\udcff``); any other text is returned as it is."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text
 
 
 def printable_column(series: pd.Series) -> pd.Series:

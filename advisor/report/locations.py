@@ -217,7 +217,7 @@ def kernel_locations(
             located["DIVERGENCE"]["branch"] = kind
     stalls = top_stalls(rows, sass_of=code.sass)
     if embedded:  # the source lines' text, where the report embeds the files
-        texts = _source_texts(refs[:MAX_LAUNCHES])
+        texts = _source_texts(read)
         for entry in [e for c in located.values() for e in c["top"]] + [
             e for s in stalls for e in s["top"]
         ]:
@@ -239,17 +239,14 @@ def _col(rows: pd.DataFrame, name: str) -> np.ndarray:
     return rows[name].to_numpy(dtype=np.float64) if name in rows else np.zeros(len(rows))
 
 
-def _source_texts(refs: list[Any]) -> dict[str, list[str]]:
+def _source_texts(read: list[Any]) -> dict[str, list[str]]:
     """The source files the launches' report embeds (``ncu --import-source yes``), by name, as
-    lists of lines (``IAction.source_files()``: file name -> text)."""
+    lists of lines (``IAction.source_files()``: file name -> text, kept with each launch's
+    :class:`~parsers.ncu.source_counters.Instructions`)."""
     out: dict[str, list[str]] = {}
-    for ref in refs:
-        action = ref.handle[1] if getattr(ref, "handle", None) else None
-        files = (
-            action.source_files() if action is not None and hasattr(action, "source_files") else {}
-        )
-        for name in list(files.keys()) if hasattr(files, "keys") else ():
-            out.setdefault(str(name), str(files[name]).splitlines())
+    for instructions in read:
+        for name, text in instructions.source_texts.items():
+            out.setdefault(name, text.splitlines())
     return out
 
 

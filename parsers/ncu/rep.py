@@ -34,22 +34,18 @@ command.
 from __future__ import annotations
 
 import importlib
-import math
-import os
-import sys
-import tempfile
-import warnings
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from advisor.errors import InputError, MalformedInput, MissingDependency, UnreadableInput, one_line
-from advisor.profile import Profile, Provenance, printable
+from advisor.ncu_read import captured_stderr as _captured_stderr
+from advisor.ncu_read import module_version, read_actions
+from advisor.profile import Profile, Provenance
 from parsers.ncu.rep_file import MAGIC, ReportLayout, scan
-from parsers.ncu.rep_frames import RawAction, RawMetric, RawRule, build_frames
-from parsers.ncu.source_counters import SourceRef, has_source_counters
+from parsers.ncu.rep_frames import RawAction, build_frames
+from parsers.ncu.source_counters import SourceRef
 from parsers.registry import BinaryFormat, Selection, register
 
 FORMAT = "ncu-rep"
@@ -59,10 +55,6 @@ MISSING = (
     "reading Nsight Compute reports needs the optional ncu-report package: "
     f"pip install 'cuda-advisor[ncu]' — or export CSV: {CSV_EXPORT}"
 )
-#: NvRules message types (MsgType: NONE 0, OK 1, OPTIMIZATION 2, WARNING 3, ERROR 4) as ncu
-#: prints them in CSV exports
-RULE_TYPES = {1: "INF", 2: "OPT", 3: "WRN", 4: "ERR"}
-SPEEDUP_TYPES = {1: "local", 2: "global"}  # SpeedupType: UNKNOWN 0, LOCAL 1, GLOBAL 2
 
 
 class UnreadableReport(InputError):
@@ -91,6 +83,9 @@ def read_ncu_rep(path: str, selected: Selection) -> Profile:
         )  # fmt: skip
     if not layout.results:  # an intact report of no results: nothing the module could add
         return _profile(path, layout, [], None)
+    helped = _from_helper(path, layout)
+    if helped is not None:
+        return helped
     module = _import_module(path)
     logged: list[str] = []
     try:
@@ -167,12 +162,7 @@ def _import_module(path: str) -> ModuleType:
 
 
 def _module_version(module: ModuleType) -> str:
-    import importlib.metadata  # only when a binary report is read
-
-    try:
-        return importlib.metadata.version("ncu-report")
-    except importlib.metadata.PackageNotFoundError:
-        return str(getattr(module, "__version__", "(unknown version)"))
+    return module_version(module)
 
 
 def _written_by(layout: ReportLayout) -> str:
@@ -188,122 +178,36 @@ def _advice() -> str:
     )
 
 
-@contextmanager
-def _captured_stderr(lines: list[str]) -> Iterator[None]:
-    """Collect what native code writes to file descriptor 2 (the module logs parse failures
-    there), and the Python warnings it raises, instead of letting them reach the terminal."""
-    with tempfile.TemporaryFile() as sink, warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        sys.stderr.flush()  # what Python printed before goes to the terminal, not the sink
-        saved = os.dup(2)
-        try:
-            os.dup2(sink.fileno(), 2)
-            yield
-        finally:
-            sys.stderr.flush()  # and what the module printed through Python goes to the sink
-            os.dup2(saved, 2)
-            os.close(saved)
-            sink.seek(0)
-            text = sink.read().decode("utf-8", errors="replace")
-            lines.extend(ln.strip() for ln in text.splitlines() if ln.strip())
-            lines.extend(one_line(str(w.message)) for w in caught)
-
-
 def _actions(
     module: ModuleType, context: Any, path: str
 ) -> tuple[list[RawAction], dict[int, SourceRef]]:
     """Every result of every range, in report order, as plain records; and, by launch id (the
-    position in that list), where the results with per-instruction counters are."""
-    kinds = _value_kinds(module)
-    out: list[RawAction] = []
-    sources: dict[int, SourceRef] = {}
-    for r in range(context.num_ranges()):
-        rng = context.range_by_idx(r)
-        for a in range(rng.num_actions()):
-            raw = rng.action_by_idx(a)
-            action = _action(module, raw, kinds)
-            if action is not None:
-                if has_source_counters(raw):
-                    sources[len(out)] = SourceRef(path, r, a, action.name, (context, raw))
-                out.append(action)
-    return out, sources
-
-
-def _value_kinds(module: ModuleType) -> tuple[set[int], int]:
-    """(numeric value kinds, the string kind) of the module's IMetric."""
-    metric = module.IMetric
-    numeric = {
-        getattr(metric, f"ValueKind_{k}")
-        for k in ("ANY", "FLOAT", "DOUBLE", "UINT32", "UINT64")
-        if hasattr(metric, f"ValueKind_{k}")
+    position in that list), where the results with per-instruction counters are (with the
+    module's context and action kept to read them)."""
+    actions, launches, handles = read_actions(module, context)
+    return actions, {
+        launch.launch_id: SourceRef(
+            path, launch.range_index, launch.action_index, launch.name, (context, handle)
+        )
+        for launch, handle in zip(launches, handles, strict=True)
     }
-    return numeric, getattr(metric, "ValueKind_STRING", 2)
 
 
-def _action(module: ModuleType, action: Any, kinds: tuple[set[int], int]) -> RawAction | None:
-    """One result as a plain record; None for a result the module could not decode (no name,
-    no metrics)."""
-    numeric, string = kinds
-    base = getattr(action, "NameBase_DEMANGLED", None)
-    name = action.name(base) if base is not None else action.name()
-    metrics = []
-    for metric_name in action.metric_names():
-        if ":" in metric_name:  # group:/breakdown: lists of metric names
-            continue
-        m = action.metric_by_name(metric_name)
-        if m is None or not m.has_value():
-            continue
-        kind, unit = m.kind(), m.unit() or ""
-        if kind == string:
-            text = _text(m.as_string())
-            metrics.append(RawMetric(printable(metric_name), printable(unit), text=text))
-        elif kind in numeric:
-            value = float(m.as_double())
-            metrics.append(RawMetric(printable(metric_name), printable(unit), value=value))
-    if not name and not metrics:
+def _from_helper(path: str, layout: ReportLayout) -> Profile | None:
+    """The profile from the results the report command's helper process read
+    (:mod:`advisor.disassembly`), if it read them; None to read them here (also where the
+    helper read none: the reading here then says why)."""
+    from advisor import disassembly
+
+    read = disassembly.actions(path)
+    if read is None or not read.actions:
         return None
-    return RawAction(
-        name=_text(name), metrics=tuple(metrics), sections=_sections(action),
-        rules=tuple(_rules(module, action)),
-    )  # fmt: skip
-
-
-def _sections(action: Any) -> dict[str, str]:
-    """metric name -> display name of the first section showing it (empty when the module
-    has no ``IAction.sections``)."""
-    if not hasattr(action, "sections"):
-        return {}
-    out: dict[str, str] = {}
-    for section in action.sections():
-        title = _text(section.name())
-        for m in (*(section.header_metrics() or ()), *(section.body_metrics() or ())):
-            out.setdefault(_text(m.name()), title)
-    return out
-
-
-def _rules(module: ModuleType, action: Any) -> Iterator[RawRule]:
-    if not hasattr(action, "rule_results"):
-        return
-    for result in action.rule_results():
-        message = result.rule_message() if result.has_rule_message() else {}
-        speedup_type, speedup = None, None
-        if result.has_speedup_estimation():
-            estimate = result.speedup_estimation()
-            speedup_type = SPEEDUP_TYPES.get(int(estimate["type"]))
-            value = float(estimate["speedup"])
-            speedup = value if math.isfinite(value) else None
-        yield RawRule(
-            section=_text(result.section_identifier()), rule=_text(result.rule_identifier()),
-            rule_type=RULE_TYPES.get(int(message.get("type", 0))),
-            title=_text(message.get("title")), message=_text(message.get("message")),
-            speedup_type=speedup_type, speedup_pct=speedup,
-        )  # fmt: skip
-
-
-def _text(value: Any) -> str:
-    """A string the module returned, as the profile keeps text (:func:`advisor.values.printable`:
-    a damaged report's lone surrogates written as ``\\udcff`` escapes); None is empty."""
-    return printable(str(value or ""))
+    profile = _profile(path, layout, read.actions, read.module_version, read.logged)
+    profile.instruction_sources = {
+        launch.launch_id: SourceRef(path, launch.range_index, launch.action_index, launch.name)
+        for launch in read.launches
+    }
+    return profile
 
 
 register(

@@ -36,13 +36,16 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 import pandas as pd
 
 from advisor.metric_map import lookup
+from advisor.ncu_read import RawAction as RawAction
+from advisor.ncu_read import RawMetric as RawMetric
+from advisor.ncu_read import RawRule as RawRule
 from parsers.names import compute_capability
 from parsers.ncu.frames import SM_LIMIT_ATTRIBUTES
 from parsers.ncu.values import IMPLIED_UNITS, canonical
@@ -50,33 +53,6 @@ from parsers.units import fits_int
 
 NAN = math.nan
 _DISPLAY_NAME = "device__attribute_display_name"
-
-
-@dataclass(frozen=True)
-class RawMetric:
-    name: str
-    unit: str  # as stored ("" when none)
-    value: float | None = None  # numeric value (aggregate of an instanced metric)
-    text: str | None = None  # string value
-
-
-@dataclass(frozen=True)
-class RawRule:
-    section: str  # section identifier ("SpeedOfLight")
-    rule: str  # rule identifier ("LaunchConfiguration")
-    rule_type: str | None  # OPT, INF, WRN, ERR
-    title: str
-    message: str
-    speedup_type: str | None = None  # local / global
-    speedup_pct: float | None = None  # NVIDIA's estimated speedup in percent
-
-
-@dataclass(frozen=True)
-class RawAction:
-    name: str
-    metrics: tuple[RawMetric, ...] = ()
-    sections: Mapping[str, str] = field(default_factory=dict)  # metric -> section name
-    rules: tuple[RawRule, ...] = ()
 
 
 @dataclass

@@ -39,29 +39,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-#: column -> instanced metric of the SourceCounters section (additive: per-instruction values
-#: sum to the kernel total)
-COUNTERS: dict[str, str] = {
-    "inst_executed": "inst_executed",
-    "thread_inst_executed": "thread_inst_executed",
-    "thread_inst_executed_true": "thread_inst_executed_true",
-    "branch_targets_threads_divergent": "smsp__branch_targets_threads_divergent",
-    "l2_sectors_global": "memory_l2_theoretical_sectors_global",
-    "l2_sectors_global_ideal": "memory_l2_theoretical_sectors_global_ideal",
-    "l2_sectors_global_excessive": "derived__memory_l2_theoretical_sectors_global_excessive",
-    "l1_wavefronts_shared": "memory_l1_wavefronts_shared",
-    "l1_wavefronts_shared_ideal": "memory_l1_wavefronts_shared_ideal",
-    "l1_wavefronts_shared_excessive": "derived__memory_l1_wavefronts_shared_excessive",
-    "samples": "smsp__pcsamp_sample_count",
-}
-#: column -> instanced metric holding a code per instruction (not summed)
-CODES: dict[str, str] = {
-    "memory_access_size_type": "memory_access_size_type",
-    "memory_type": "memory_type",
-}
-STALL_PREFIX = "smsp__pcsamp_warps_issue_stalled_"
-#: the metric whose presence marks a launch as carrying per-instruction data
-MARKER = "inst_executed"
+# defined without pandas for the helper process (advisor/disassembly.py)
+from advisor.ncu_read import CODES as CODES
+from advisor.ncu_read import COUNTERS as COUNTERS
+from advisor.ncu_read import MARKER as MARKER
+from advisor.ncu_read import STALL_PREFIX as STALL_PREFIX
+from advisor.ncu_read import RawInstructions, raw_instructions
+from advisor.ncu_read import has_source_counters as has_source_counters
+
 _OPCODE = re.compile(r"^\s*(?:@!?U?P\w+\s+)?([A-Za-z_]\S*)")
 
 
@@ -88,6 +73,8 @@ class Instructions:
     totals: dict[str, float] = field(default_factory=dict)
     #: source files the report embeds (``ncu --import-source yes``), by name
     source_files: tuple[str, ...] = ()
+    #: their text, by name
+    source_texts: dict[str, str] = field(default_factory=dict)
     #: the lines and SASS by PC (:class:`Code`), for SASS read on demand
     code: Code | None = None
 
@@ -100,12 +87,6 @@ class Instructions:
         return any(c.startswith("stall_") for c in self.rows.columns) and bool(
             self.rows["samples"].sum() > 0
         )
-
-
-def has_source_counters(action: Any) -> bool:
-    """Whether an ``ncu_report`` action stores per-instruction counters (one metric look-up)."""
-    metric = action.metric_by_name(MARKER)
-    return bool(metric is not None and metric.has_correlation_ids() and metric.num_instances())
 
 
 def additive_columns(rows: pd.DataFrame) -> list[str]:
@@ -123,7 +104,8 @@ class Code:
         """``lookup(report path, range, action, pc)``: SASS disassembled elsewhere (the report
         command's helper process, :mod:`advisor.disassembly`), or None to disassemble here."""
         self._lookup = lookup
-        self._where: dict[int, tuple[str, int]] = {}
+        #: PC -> (file, line), shared with :func:`advisor.ncu_read.raw_instructions`
+        self.where: dict[int, tuple[str, int]] = {}
         self._sass: dict[int, str] = {}
         self._action: dict[int, Any] = {}
         self._launch: dict[int, tuple[str, int, int]] = {}
@@ -134,14 +116,29 @@ class Code:
         """(file, line) of ``pc``; ``("", 0)`` without line info.  ``launch``: (report path,
         range, action) of ``action``, where the ``lookup`` given to this object may hold its
         SASS."""
-        if pc not in self._where:
+        if pc not in self.where:
             info = action.source_info(pc)
-            where = (str(info.file_name() or ""), int(info.line() or 0)) if info else ("", 0)
-            self._where[pc] = where
-            self._action[pc] = action
+            file, line = (info.file_name(), info.line()) if info else ("", 0)
+            self.where[pc] = (str(file or ""), int(line or 0))
+        return self.place(pc, self.where[pc], action, launch)
+
+    def place(
+        self,
+        pc: int,
+        where: tuple[str, int],
+        action: Any = None,
+        launch: tuple[str, int, int] | None = None,
+    ) -> tuple[str, int]:
+        """Note ``pc`` at ``where`` (the first launch that has it wins) with the launch, and the
+        module's action when at hand (else looked up again through ``launch`` to disassemble
+        in-process); its (file, line)."""
+        if pc not in self._launch and pc not in self._action:
+            self.where.setdefault(pc, where)
+            if action is not None:
+                self._action[pc] = action
             if launch is not None:
                 self._launch[pc] = launch
-        return self._where[pc]
+        return self.where.get(pc, where)
 
     def sass(self, pc: int) -> str:
         """The SASS text of ``pc`` (empty for a PC never located): the disassembly helper's
@@ -153,18 +150,24 @@ class Code:
                 text = self._lookup(*launch, pc)
             if text is None:
                 action = self._action.get(pc)
-                text = str(action.sass_by_pc(pc) or "").strip() if action else ""
+                if action is None and launch is not None:
+                    action = _load(launch[0]).range_by_idx(launch[1]).action_by_idx(launch[2])
+                text = str(action.sass_by_pc(pc) or "").strip() if action is not None else ""
             self._sass[pc] = text
         return self._sass[pc]
 
 
 def read_instructions(ref: SourceRef, code: Code | None = None, sass: bool = True) -> Instructions:
-    """The instruction rows of one launch (module docstring), read through ``ncu_report``.
+    """The instruction rows of one launch (module docstring): as the report command's helper
+    process read them (:mod:`advisor.disassembly`), else read here through ``ncu_report``.
     ``code``: the lines and SASS of the other launches of the same kernel, shared; ``sass``:
     False leaves the ``sass`` and ``opcode`` columns empty (``Instructions.code.sass(pc)``
     disassembles one PC when needed)."""
     launch = (ref.path, ref.range_index, ref.action_index)
-    return instructions_of(_action_of(ref), ref.kernel, code, sass, launch)
+    raw = _helper_instructions(launch)
+    if raw is None:
+        return instructions_of(_action_of(ref), ref.kernel, code, sass, launch)
+    return instructions_from(raw, ref.kernel, Code() if code is None else code, sass, launch)
 
 
 def instructions_of(
@@ -177,31 +180,38 @@ def instructions_of(
     """:func:`read_instructions` of an ``ncu_report`` action already at hand (``launch``: its
     report path, range and action, for :meth:`Code.locate`)."""
     code = Code() if code is None else code
+    raw = raw_instructions(action, code.where)
+    return instructions_from(raw, kernel, code, sass, launch, action)
+
+
+def instructions_from(
+    raw: RawInstructions,
+    kernel: str,
+    code: Code,
+    sass: bool = True,
+    launch: tuple[str, int, int] | None = None,
+    action: Any = None,
+) -> Instructions:
+    """The instruction rows of one launch from its counters as read
+    (:func:`advisor.ncu_read.raw_instructions`); ``action``: the module's, where at hand."""
     columns: dict[str, dict[int, float]] = {}
     totals: dict[str, float] = {}
-    known_ids: dict[int, list[tuple[int, ...]]] = {}
     wanted = {**COUNTERS, **CODES}
-    names = set(action.metric_names())
-    for name in sorted(names):
+    for name in sorted(raw.metrics):
         if name.startswith(STALL_PREFIX) and not name.endswith("_not_issued"):
             wanted["stall_" + name[len(STALL_PREFIX) :]] = name
     for column, name in wanted.items():
-        if name not in names:
+        metric = raw.metrics.get(name)
+        if metric is None:
             continue
-        metric = action.metric_by_name(name)
-        if metric is None or not metric.has_correlation_ids():
-            continue
-        total = float(metric.as_double()) if metric.has_value() else None
-        if column not in CODES and total is not None:
-            totals[column] = total
-        if total == 0.0 and column not in CODES:  # counts are never negative: all zero
+        if column not in CODES and metric.total is not None:
+            totals[column] = metric.total
+        if metric.pcs is None or metric.values is None:  # an additive counter of total 0
             columns.setdefault(column, {})
             continue
-        pcs_of = _pcs(metric, known_ids)
-        value = metric.as_double
-        columns[column] = dict(zip(pcs_of, (value(i) for i in range(len(pcs_of))), strict=True))
+        columns[column] = dict(zip(metric.pcs, metric.values, strict=True))
     pcs = sorted(set().union(*columns.values())) if columns else []
-    starts = _function_starts(action)
+    starts = list(raw.starts)
     frame: dict[str, Iterable[Any]] = {}
     functions, offsets, files, lines = [], [], [], []
     for pc in pcs:
@@ -209,7 +219,7 @@ def instructions_of(
         index = starts.index(start) if start in starts else -1
         functions.append(kernel if index <= 0 else f"function@{start:#x}")
         offsets.append(pc - start)
-        file, line = code.locate(action, pc, launch)
+        file, line = code.place(pc, raw.where.get(pc, ("", 0)), action, launch)
         files.append(file)
         lines.append(line)
     texts = [code.sass(pc) for pc in pcs] if sass else [""] * len(pcs)
@@ -230,7 +240,17 @@ def instructions_of(
     rows["pc"] = rows["pc"].astype(np.uint64)
     rows["pc_offset"] = rows["pc_offset"].astype(np.int64)
     rows["line"] = rows["line"].astype(np.int64)
-    return Instructions(rows=rows, totals=totals, source_files=_embedded(action), code=code)
+    return Instructions(
+        rows=rows, totals=totals, source_files=tuple(raw.sources),
+        source_texts=dict(raw.sources), code=code,
+    )  # fmt: skip
+
+
+def _helper_instructions(launch: tuple[str, int, int]) -> RawInstructions | None:
+    """The launch's counters as the report command's helper process read them, if it did."""
+    from advisor import disassembly
+
+    return disassembly.instructions(*launch)
 
 
 #: the prefix of the per-instruction sums :func:`criterion_sums` gives (the criteria's
@@ -282,18 +302,14 @@ def criterion_sums(ref: SourceRef, wanted: Collection[str] | None = None) -> dic
         reads.update(_REQUESTED_READS)
     if not reads:
         return {}
-    action = _action_of(ref)
-    names = set(action.metric_names())
+    launch = (ref.path, ref.range_index, ref.action_index)
+    raw = _helper_instructions(launch) or raw_instructions(_action_of(ref), only=reads)
     by_pc: dict[str, dict[int, float]] = {}
-    for name in sorted(reads & names):
-        metric = action.metric_by_name(name)
-        if metric is None or not metric.has_correlation_ids():
-            continue
-        ids = metric.correlation_ids()
-        value = metric.as_double
-        by_pc[name] = {
-            int(ids.as_uint64(i)): float(value(i)) for i in range(metric.num_instances())
-        }
+    for name in sorted(reads & set(raw.metrics)):
+        metric = raw.metrics[name]
+        # an additive counter of total 0 was not read: each instruction's value is 0
+        pairs = zip(metric.pcs or (), metric.values or (), strict=True)
+        by_pc[name] = {pc: float(value) for pc, value in pairs}
     out = {
         SUM_PREFIX + column: float(sum(by_pc[metric].values()))
         for column, metric in SUMMED.items()
@@ -326,21 +342,6 @@ def _action_of(ref: SourceRef) -> Any:
     if ref.handle is not None:
         return ref.handle[1]
     return _load(ref.path).range_by_idx(ref.range_index).action_by_idx(ref.action_index)
-
-
-def _pcs(metric: Any, known: dict[int, list[tuple[int, ...]]]) -> tuple[int, ...]:
-    """The PCs (correlation ids) of an instanced metric.  The metrics of one group share their
-    ids, so a list already read whose first, middle and last ids match is reused (``known``:
-    instance count -> the lists read so far); else the ids are read one by one."""
-    ids = metric.correlation_ids()
-    count = metric.num_instances()
-    probes = sorted({0, count // 2, count - 1}) if count else []
-    for candidate in known.get(count, []):
-        if all(candidate[i] == ids.as_uint64(i) for i in probes):
-            return candidate
-    read = tuple(int(ids.as_uint64(i)) for i in range(count))
-    known.setdefault(count, []).append(read)
-    return read
 
 
 def opcode(sass: str) -> str:
@@ -384,26 +385,6 @@ def conservation(instructions: Instructions) -> dict[str, tuple[float, float]]:
         column: (float(rows[column].sum()) if column in rows else 0.0, total)
         for column, total in sorted(instructions.totals.items())
     }
-
-
-def _embedded(action: Any) -> tuple[str, ...]:
-    """The names of the source files embedded in the report (none without
-    ``--import-source yes``, or where the module has no ``source_files``)."""
-    if not hasattr(action, "source_files"):
-        return ()
-    files = action.source_files()
-    return tuple(sorted(str(k) for k in files)) if hasattr(files, "keys") else ()
-
-
-def _function_starts(action: Any) -> list[int]:
-    """Start PCs of the launch's functions (``launch__function_pcs``), entry function first."""
-    metric = action.metric_by_name("launch__function_pcs")
-    if metric is None:
-        return []
-    count = metric.num_instances()
-    if count:
-        return [int(metric.as_uint64(i)) for i in range(count)]
-    return [int(metric.as_uint64())] if metric.has_value() else []
 
 
 def _start_of(pc: int, starts: list[int]) -> int:

@@ -49,8 +49,12 @@ class _Metric:
     def num_instances(self) -> int:
         return len(self._pcs)
 
-    def as_double(self, i: int) -> float:
-        return self._values[i]
+    def has_value(self) -> bool:
+        return True
+
+    def as_double(self, i: int | None = None) -> float:
+        """One instance's value; without ``i`` the aggregate (the kernel total)."""
+        return float(sum(self._values)) if i is None else self._values[i]
 
 
 class _Action:

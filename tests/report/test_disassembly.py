@@ -4,7 +4,7 @@ up from the helper, in-process disassembly where it fails, nothing started witho
 
 from __future__ import annotations
 
-import dataclasses
+import json
 import os
 import subprocess
 import sys
@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import parsers
-from advisor import disassembly, pipeline
+from advisor import disassembly, ncu_read, pipeline
 from parsers.ncu import source_counters
 
 REPO = Path(__file__).resolve().parents[2]
@@ -134,34 +134,97 @@ def test_nothing_starts_without_the_module_or_for_other_files(
     assert disassembly._HELPERS == {}
 
 
+def test_the_helpers_records_round_trip_exactly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the helper writes is what the command takes: NaN, infinities, escaped surrogates,
+    missing values and 64-bit PCs come back unchanged."""
+    action = ncu_read.RawAction(
+        name="k\\udcff(int)",
+        metrics=(
+            ncu_read.RawMetric("a", "ms", value=float("nan")),
+            ncu_read.RawMetric("b", "", value=0.1 + 0.2),
+            ncu_read.RawMetric("c", "", text="GPU \\ud800"),
+            ncu_read.RawMetric("d", "byte", value=float("-inf")),
+        ),
+        sections={"a": "Speed Of Light"},
+        rules=(ncu_read.RawRule("SOL", "R", "OPT", "t", "m", "global", 12.5),
+               ncu_read.RawRule("SOL", "S", None, "", "")),
+    )  # fmt: skip
+    raw = ncu_read.RawInstructions(
+        metrics={
+            "inst_executed": ncu_read.RawMetricInstances(3.0, (2**63 + 16, 32), (1.0, 2.0)),
+            "memory_l1_wavefronts_shared": ncu_read.RawMetricInstances(0.0, None, None),
+        },
+        starts=(2**63,),
+        where={2**63 + 16: ("/src/k.cu", 7), 32: ("", 0)},
+        sources={"/src/k.cu": "int a;\n"},
+    )
+    lines = [
+        {"action": ncu_read.action_json(action)},
+        {"launches": [[0, 0, 3, action.name]], "logged": ["x"], "version": "2025.1"},
+        {"instructions": [0, 3, ncu_read.instructions_json(raw)]},
+        {"instructions_end": True},
+    ]
+    script = "import sys\n" + "".join(
+        f"sys.stdout.write({json.dumps(m, separators=(',', ':')) + chr(10)!r})\n" for m in lines
+    )
+    path = str(tmp_path / "r.ncu-rep")
+    _fake_helper(path, script, monkeypatch)
+    read = disassembly.actions(path)
+    assert read is not None and read.logged == ["x"] and read.module_version == "2025.1"
+    assert read.launches == [ncu_read.Launch(0, 0, 3, action.name)]
+    (back,) = read.actions
+    assert repr(back) == repr(action)  # repr: NaN == NaN
+    assert disassembly.instructions(path, 0, 3) == raw
+    assert disassembly.instructions(path, 0, 4) is None  # read in-process
+
+
+def test_a_helper_that_failed_to_read_leaves_the_reading_to_the_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = str(tmp_path / "r.ncu-rep")
+    _fake_helper(path, 'print(\'{"failed": "RuntimeError: damaged"}\')', monkeypatch)
+    start = time.monotonic()
+    assert disassembly.actions(path) is None
+    assert disassembly.instructions(path, 0, 0) is None
+    assert time.monotonic() - start < 5
+
+
+def test_the_helper_reads_as_many_launches_per_kernel_as_a_report_uses() -> None:
+    from advisor.criteria.engine.instruction_sums import LAUNCHES_MAX
+    from advisor.report.locations import MAX_LAUNCHES
+
+    assert max(LAUNCHES_MAX, MAX_LAUNCHES) == disassembly.LAUNCHES
+
+
 # -- the real reports --
 
 
-
-class _Counting:
-    """An ``ncu_report`` action whose in-process disassemblies are counted."""
-
-    def __init__(self, action: Any, counts: list[int]) -> None:
-        self._action, self._counts = action, counts
-
-    def sass_by_pc(self, pc: int) -> Any:
-        self._counts.append(pc)
-        return self._action.sass_by_pc(pc)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._action, name)
-
-
-def _analysed(path: Path) -> tuple[str, list[int]]:
-    """The analysis JSON of ``path`` and the PCs disassembled in this process meanwhile."""
-    profile = parsers.read(path)
+def _analysed(
+    path: Path, monkeypatch: pytest.MonkeyPatch, module: ModuleType
+) -> tuple[str, list[int], int]:
+    """The analysis JSON of ``path``, the PCs disassembled in this process meanwhile, and how
+    many results this process read through the module."""
     counts: list[int] = []
-    profile.instruction_sources = {
-        k: dataclasses.replace(ref, handle=(ref.handle[0], _Counting(ref.handle[1], counts)))
-        for k, ref in profile.instruction_sources.items()
-        if ref.handle is not None
-    }
-    return pipeline.json_text(pipeline.analyse_profile(profile).data), counts
+    reads: list[int] = []
+    sass_by_pc, action_by_idx = module.IAction.sass_by_pc, module.IRange.action_by_idx
+
+    def counted_sass(action: Any, pc: int) -> Any:
+        counts.append(pc)
+        return sass_by_pc(action, pc)
+
+    def counted_action(rng: Any, index: int) -> Any:
+        reads.append(index)
+        return action_by_idx(rng, index)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(module.IAction, "sass_by_pc", counted_sass)
+        patch.setattr(module.IRange, "action_by_idx", counted_action)
+        source_counters.forget()
+        profile = parsers.read(path)
+        text = pipeline.json_text(pipeline.analyse_profile(profile).data)
+    return text, counts, len(reads)
 
 
 def _reports(real_profiles: Path) -> list[Path]:
@@ -174,33 +237,54 @@ def _reports(real_profiles: Path) -> list[Path]:
 
 
 @pytest.mark.real_profiles
-def test_the_helpers_sass_is_used_and_the_analysis_is_the_same(
-    real_profiles: Path, ncu_module: ModuleType
+def test_the_helpers_reading_is_used_and_the_analysis_is_the_same(
+    real_profiles: Path, ncu_module: ModuleType, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """With a helper, this process reads no result and disassembles nothing, and the analysis
+    (per-instruction locations and SASS included) is the same as read here alone."""
     for path in _reports(real_profiles):
-        alone, in_process = _analysed(path)
-        assert in_process, path  # the counting sees the in-process disassemblies
+        alone, in_process, reads = _analysed(path, monkeypatch, ncu_module)
+        assert in_process and reads, path  # the counting sees the in-process work
         disassembly.start([str(path)])
         assert len(disassembly._HELPERS) == 1
-        helped, counted = _analysed(path)
-        assert counted == [], path  # every printed instruction came from the helper
+        helped, counted, read_here = _analysed(path, monkeypatch, ncu_module)
+        assert (counted, read_here) == ([], 0), path  # everything came from the helper
         assert helped == alone, path
         (helper,) = disassembly._HELPERS.values()
+        assert helper.read is not None and helper.counters_done
         disassembly.stop()
         assert helper.process.returncode is not None  # finished, or killed and waited for
 
 
 @pytest.mark.real_profiles
 def test_a_killed_helper_leaves_the_analysis_the_same(
-    real_profiles: Path, ncu_module: ModuleType
+    real_profiles: Path, ncu_module: ModuleType, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = _reports(real_profiles)[0]
-    alone, _ = _analysed(path)
+    alone, _, _ = _analysed(path, monkeypatch, ncu_module)
     disassembly.start([str(path)])
     (helper,) = disassembly._HELPERS.values()
     helper.process.kill()
-    helped, counted = _analysed(path)
-    assert counted and helped == alone
+    helped, counted, reads = _analysed(path, monkeypatch, ncu_module)
+    assert counted and reads and helped == alone
+
+
+@pytest.mark.real_profiles
+def test_a_helper_killed_after_the_results_leaves_the_analysis_the_same(
+    real_profiles: Path, ncu_module: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The results from the helper, the per-instruction counters and SASS read here."""
+    path = _reports(real_profiles)[0]
+    alone, _, _ = _analysed(path, monkeypatch, ncu_module)
+    disassembly.start([str(path)])
+    (helper,) = disassembly._HELPERS.values()
+    assert helper.actions() is not None
+    helper.stop()
+    helper.counters.clear()
+    helper.launches.clear()
+    helper.counters_done = False
+    helped, counted, reads = _analysed(path, monkeypatch, ncu_module)
+    assert counted and reads and helped == alone
 
 
 @pytest.mark.real_profiles

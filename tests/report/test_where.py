@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from advisor import pipeline
+from advisor import ncu_read, pipeline
 from advisor.render.markdown import markdown
 from advisor.render.report import html as render_html
 from advisor.report import invariants, locations
@@ -221,10 +221,10 @@ def test_the_source_line_text_comes_from_the_embedded_files() -> None:
         def source_files(self) -> dict[str, str]:
             return {"/src/conv.cu": "int a;\n  out[i] = in[i * 33];  \n"}
 
-    class Ref:
-        handle = (None, Action())
+    class Read:  # a launch's instructions keep the texts the module returned
+        source_texts = ncu_read._embedded(Action())
 
-    texts = locations._source_texts([Ref()])
+    texts = locations._source_texts([Read()])
     entry: dict[str, Any] = {"file": "/src/conv.cu", "line": 2}
     locations._add_source(entry, texts)
     assert entry["source"] == "out[i] = in[i * 33];"

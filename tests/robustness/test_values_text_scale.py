@@ -261,10 +261,11 @@ class _Module:
 
 
 def test_damaged_report_strings_are_escaped_where_they_are_read(tmp_path: Path) -> None:
+    from advisor import ncu_read
     from parsers.ncu import rep
 
-    kinds = rep._value_kinds(_Module)  # type: ignore[arg-type]
-    action = rep._action(_Module, _Action(), kinds)  # type: ignore[arg-type]
+    kinds = ncu_read.value_kinds(_Module)
+    action = ncu_read.read_action(_Module, _Action(), kinds)
     assert action is not None and action.name == "k\\udcff(int)"
     layout = rep.scan(b"")  # no layout facts needed beyond defaults
     profile = rep._profile("damaged.ncu-rep", layout, [action], "test")
