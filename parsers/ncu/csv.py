@@ -60,6 +60,9 @@ _HEADER_STARTS = (b'"ID",', b'"Process ID",')
 #: status lines looked through for the header of a raw table read from the bytes
 _PREAMBLE_LIMIT = 1000
 _QUOTE, _NEWLINE, _COMMA = ord('"'), ord("\n"), ord(",")
+#: the bytes a field ends at (a lookup table indexed by byte)
+_SEPARATOR = np.zeros(256, dtype=bool)
+_SEPARATOR[[_COMMA, _NEWLINE]] = True
 #: "Nsight Compute 2023.2.2", "nsight-compute/2023.2.2/...", "NsightCompute-2019.1"
 _VERSION = re.compile(r"nsight[\s_-]?compute\D{0,40}?(\d{4}\.\d+(?:\.\d+){0,2})", re.I)
 
@@ -312,11 +315,14 @@ def _plain_rows(raw: bytes, start: int, chunk: int = 1 << 22) -> np.ndarray | No
     for at in range(start, size, chunk):
         part = octets[at : at + chunk]
         quotes = np.flatnonzero(part == _QUOTE) + at
-        opening = (np.arange(len(quotes)) + parity) % 2 == 0
-        before = octets[quotes - 1]
-        after = octets[np.minimum(quotes + 1, size - 1)]
-        closes = (after == _COMMA) | (after == _NEWLINE) | (quotes == size - 1)
-        if not np.where(opening, (before == _COMMA) | (before == _NEWLINE), closes).all():
+        # the quotes open and close fields in turn: the opening ones after a comma or a line
+        # break, the closing ones before one (or at the file's end)
+        opening, closing = quotes[parity::2], quotes[1 - parity :: 2]
+        if not _SEPARATOR[octets[opening - 1]].all():
+            return None
+        if len(closing) and closing[-1] == size - 1:
+            closing = closing[:-1]
+        if not _SEPARATOR[octets[closing + 1]].all():
             return None
         ends = np.flatnonzero(part == _NEWLINE) + at
         # quotes before each line end, counted from the chunk's start, plus the carry

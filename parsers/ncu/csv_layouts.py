@@ -167,6 +167,13 @@ def _as_objects(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.astype({c: object for c in categorical}) if categorical else frame
 
 
+#: the columns of a rule row that ``rules`` keeps
+_RULE_COLUMNS = (
+    "Section Name", "Rule Name", "Rule Type", "Rule Description", "Estimated Speedup Type",
+    "Estimated Speedup",
+)  # fmt: skip
+
+
 def _rules(frame: pd.DataFrame, comma: bool) -> pd.DataFrame | None:
     """Rule rows (``Rule Name`` or ``Rule Type`` set) -> ``rules``; the speedup is a percentage.
 
@@ -177,7 +184,8 @@ def _rules(frame: pd.DataFrame, comma: bool) -> pd.DataFrame | None:
     named = ~blank_cells(frame["Rule Name"])
     if "Rule Type" in frame.columns:
         named |= ~blank_cells(frame["Rule Type"])
-    rows = _as_objects(frame[named].reset_index(drop=True))
+    used = [c for c in ("_launch", "Kernel Name", *_RULE_COLUMNS) if c in frame.columns]
+    rows = _as_objects(frame.loc[named, used].reset_index(drop=True))
     blank = pd.Series([""] * len(rows), dtype=object)
 
     def column(name: str) -> pd.Series:

@@ -135,6 +135,21 @@ EDITS: list[tuple[str, Callable[[bytes], bytes], bool]] = [
     ("leading space", _edit_row(7, lambda r: b" " + r), False),
     ("unterminated quote", _edit_row(8, lambda r: r[:-1] + b'"x'), False),
     ("duplicate header column", lambda b: b.replace(b'"Rule Type"', b'"Rule Name"'), False),
+    # read as categoricals, cells that look like numbers stay the texts they are: launch "00"
+    # is not launch "0", and "8.00" is not "8.0"
+    ("numbers spelled two ways", lambda b: b.replace(b'\n"2","', b'\n"00","'), True),
+    ("compute capability spelled two ways", lambda b: b.replace(b'"8.0"', b'"8.00"', 9), True),
+    # pandas makes a column of True/False cells booleans: that page is read as object columns
+    (
+        "True/False cells",
+        lambda b: b.replace(b'"127.0.0.1"', b'"True"').replace(b'"True"', b'"TRUE"', 5),
+        True,
+    ),
+    (
+        "a unit separator in a name",
+        lambda b: b.replace(b"transposeNaive(", b"trans\x1fpose("),
+        True,
+    ),
 ]
 
 
@@ -148,3 +163,21 @@ def test_edited_sample_reads_as_the_row_by_row_reading_does(
     assert path.read_bytes() != SAMPLE.read_bytes(), label
     assert _columnar(path) is columnar, label
     assert _outcome(path) == _by_rows(path, monkeypatch), label
+
+
+def test_columns_are_read_as_categoricals_of_their_texts(tmp_path: Path) -> None:
+    """Every column of a page is a categorical of the file's texts (a few dozen names over a
+    page's rows); a page with a column pandas would make non-text is read as object columns."""
+    table = ncu_csv.one_details_table(Source.from_path(SAMPLE))
+    assert table is not None and table.frame is not None
+    frame = table.frame
+    assert all(str(d) == "category" for d in frame.dtypes)
+    assert set(frame["ID"].cat.categories) == {"0", "1", "2"}  # texts, not numbers
+    assert "404,546" in set(frame["Metric Value"].cat.categories)
+    assert len(frame["Kernel Name"].cat.categories) == 3
+    booleans = tmp_path / "booleans.csv"
+    booleans.write_bytes(SAMPLE.read_bytes().replace(b'"127.0.0.1"', b'"True"'))
+    table = ncu_csv.one_details_table(Source.from_path(booleans))
+    assert table is not None and table.frame is not None
+    assert table.frame["Host Name"].dtype == object
+    assert set(table.frame["Host Name"]) == {"True"}
