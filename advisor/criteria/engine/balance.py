@@ -12,6 +12,9 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+from typing import Any
+
 from advisor.criteria.engine.analysis import COMPUTED, CriterionResult, Speedups
 from advisor.criteria.engine.common import Context, Scored, absent, inverse, not_applicable, score
 from advisor.criteria.engine.inputs import KernelData, Recipe, Values
@@ -27,22 +30,46 @@ def calculated_theoretical_warps(v: Values) -> float | None:
     the device's own (``device.max_warps_per_sm``, ``device.max_threads_per_sm``,
     ``device.max_blocks_per_sm``, ``device.registers_per_sm``, ``device.shared_bytes_per_sm``)
     where known, else the compute capability's."""
-    limits = limits_for(v.get("device.compute_capability"))
+    return _theoretical_warps(
+        v.get("device.compute_capability"),
+        v.get("device.max_warps_per_sm"),
+        v.get("device.max_threads_per_sm"),
+        v.get("device.max_blocks_per_sm"),
+        v.get("device.registers_per_sm"),
+        v.get("device.shared_bytes_per_sm"),
+        v["launch.block_threads"],
+        v.get("launch.registers_per_thread", 0.0),
+        v.get("launch.shared_bytes_per_block", 0.0),
+    )
+
+
+@lru_cache(maxsize=4096, typed=True)
+def _theoretical_warps(
+    compute_capability: Any,
+    max_warps: Any,
+    max_threads: Any,
+    max_blocks: Any,
+    registers: Any,
+    shared_bytes: Any,
+    block_threads: Any,
+    registers_per_thread: Any,
+    shared_bytes_per_block: Any,
+) -> float | None:
+    """:func:`calculated_theoretical_warps` of these values, once per distinct launch
+    configuration (the launches of a kernel mostly share one; ``typed``: 1 and 1.0 apart)."""
+    limits = limits_for(compute_capability)
     if limits is None:
         return None
     limits = with_device_limits(
         limits,
-        max_warps=v.get("device.max_warps_per_sm"),
-        max_threads=v.get("device.max_threads_per_sm"),
-        max_blocks=v.get("device.max_blocks_per_sm"),
-        registers=v.get("device.registers_per_sm"),
-        shared_bytes=v.get("device.shared_bytes_per_sm"),
+        max_warps=max_warps,
+        max_threads=max_threads,
+        max_blocks=max_blocks,
+        registers=registers,
+        shared_bytes=shared_bytes,
     )
     return theoretical_warps_per_sm(
-        limits,
-        v["launch.block_threads"],
-        v.get("launch.registers_per_thread", 0.0),
-        v.get("launch.shared_bytes_per_block", 0.0),
+        limits, block_threads, registers_per_thread, shared_bytes_per_block
     )
 
 

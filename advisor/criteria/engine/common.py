@@ -12,7 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from advisor.criteria.engine import collect
+from advisor.criteria.engine import unit_columns as columns
 from advisor.criteria.engine.analysis import NOT_APPLICABLE, NOT_COMPUTABLE, CriterionResult
 from advisor.criteria.engine.inputs import (
     DeviceView,
@@ -59,10 +62,14 @@ def score(kernel: KernelData, recipes: Sequence[Recipe], ctx: Context) -> Scored
         return "n/a"
     raw = clamp01(weighted_mean(pairs))
     used = [u for u, _ in pairs]
+    at = None
+    if outcome.rows is not None:  # the columns apply read: the rows of the units used
+        kept = np.array([v is not None for v in outcome.values], dtype=bool)
+        at = (columns.table_of(kernel.units), outcome.rows[kept])
     return Scored(
         raw=raw,
         recipe=outcome.recipe,
-        inputs=evidence(used, (*outcome.recipe.needs, *outcome.recipe.optional), ctx.extra),
+        inputs=evidence(used, (*outcome.recipe.needs, *outcome.recipe.optional), ctx.extra, at),
         launches_used=sum(u.count for u in used),
     )
 

@@ -195,6 +195,8 @@ class Outcome:
     recipe: Recipe | None
     units: tuple[Unit, ...] = ()  # the units the recipe could read
     values: tuple[float | None, ...] = ()  # per unit; None = not applicable (0 / 0)
+    #: where ``units`` are one launch each: their places among the units :func:`apply` was given
+    rows: np.ndarray | None = None
 
     @property
     def applicable(self) -> list[tuple[Unit, float]]:
@@ -212,15 +214,19 @@ def apply(
     known = _known_names((), extra) | (
         unit_names if unit_names is not None else _known_names(units, {})
     )
-    values = [u.values for u in units]
+    table = columns.table_of(units)
     for recipe in recipes:
         if not known.issuperset(recipe.needs):
             continue
-        fed = list(compress(units, columns.fed(values, recipe.needs, extra).tolist()))
+        mask = table.fed(recipe.needs, extra)
+        fed = list(compress(units, mask.tolist()))
         if fed and all(u.members is None for u in fed):  # one launch per unit: no split
-            formula = recipe.formula
-            found = [_clip_none(formula(_view(u.values, extra))) for u in fed]
-            return Outcome(recipe, tuple(fed), tuple(found))
+            rows = np.flatnonzero(mask)
+            found = columns.on_columns(recipe.formula, table, rows, extra)
+            if found is None:  # the formula needs the units one by one
+                formula = recipe.formula
+                found = [_clip_none(formula(_view(u.values, extra))) for u in fed]
+            return Outcome(recipe, tuple(fed), tuple(found), rows)
         if fed:
             out_units: list[Unit] = []
             results: list[float | None] = []

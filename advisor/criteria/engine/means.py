@@ -81,8 +81,15 @@ def _launch_order(units: tuple[Unit, ...]) -> tuple[np.ndarray, np.ndarray]:
     return order, w
 
 
-def evidence(units: Sequence[Unit], names: Iterable[str], extra: Values) -> dict[str, float]:
-    """The (duration-weighted mean) value of each input over ``units``, for the report."""
+def evidence(
+    units: Sequence[Unit],
+    names: Iterable[str],
+    extra: Values,
+    at: tuple[columns.Table, np.ndarray] | None = None,
+) -> dict[str, float]:
+    """The (duration-weighted mean) value of each input over ``units``, for the report; ``at``:
+    a table of the kernel's units and the rows of ``units`` in it (units of one launch each),
+    whose columns are then read instead of the units' values."""
     out: dict[str, float] = {}
     names = tuple(names)
     if any(u.members is not None for u in units) and DURATION in names:
@@ -91,7 +98,10 @@ def evidence(units: Sequence[Unit], names: Iterable[str], extra: Values) -> dict
         values = [u.values for u in units]
         weights = np.array([u.weight_ns for u in units], dtype=float)
         for name in names:
-            column = columns.column(values, name, extra)
+            if at is not None:
+                column = at[0].column(name, extra)[at[1]]
+            else:
+                column = columns.column(values, name, extra)
             finite = np.isfinite(column)
             if finite.any():
                 out[name] = columns.mean(column[finite], weights[finite])
