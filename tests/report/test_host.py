@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
 import parsers
@@ -136,3 +138,23 @@ def test_a_repeated_correlation_id_takes_the_first_call(tmp_path: Path) -> None:
     twice = host_view(parsers.read(write_trace(tmp_path / "twice.json", doubled)))
     assert plain is not None and twice is not None
     assert twice.idle_total == plain.idle_total and twice.launch_delay == plain.launch_delay
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_first_call_lookup_matches_a_hashed_index(seed: int) -> None:
+    # the sorted look-up (advisor.models.host._first_call) against the pandas formulation it
+    # replaced: the first call of each correlation id, reindexed by the wanted ids (missing -1)
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(-3, 40, size=200)  # repeated ids, negative ones, -1 among them
+    wanted = rng.integers(-5, 50, size=300)
+    first = ~pd.Index(ids).duplicated(keep="first")
+    rows = pd.Series(np.arange(len(ids))[first], index=ids[first])
+    expected = rows.reindex(wanted).fillna(-1).astype(np.int64).to_numpy()
+    assert host._first_call(ids, wanted).tolist() == expected.tolist()
+
+
+def test_first_call_lookup_without_calls_or_wanted_ids() -> None:
+    none = np.zeros(0, dtype=np.int64)
+    assert host._first_call(none, np.array([1, -1, 7])).tolist() == [-1, -1, -1]
+    assert host._first_call(np.array([3, 3, 1]), none).tolist() == []
+    assert host._first_call(np.array([5]), np.array([5, 4, 6])).tolist() == [0, -1, -1]
