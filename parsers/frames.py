@@ -67,6 +67,10 @@ def gpu_activity_frames(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]
     every other named row a launch.  A trailing correlation id ``[123]`` on a kernel name moves
     to ``correlation_id`` when that column is empty.  Names are looked at once per distinct name
     (a trace repeats a few dozen over millions of rows).
+
+    ``rows`` is consumed: each column is removed from it once split, so a million-row trace is
+    held about once (its columns move into the two tables one at a time) instead of as the rows
+    and both tables at once.
     """
     if isinstance(rows["name"].dtype, pd.CategoricalDtype):  # the distinct names are at hand
         codes, uniques = rows["name"].cat.codes.to_numpy(), rows["name"].cat.categories
@@ -82,8 +86,20 @@ def gpu_activity_frames(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]
     kinds = per_row([transfer_kind(t) for t in texts])
     is_transfer = pd.notna(kinds)
     is_kernel = ~is_transfer & (codes >= 0)
+    kernel_rows, transfer_rows = np.flatnonzero(is_kernel), np.flatnonzero(is_transfer)
+    name_column = rows["name"].iloc[:0]
+    kernel_cols: dict[str, pd.Series] = {}
+    transfer_cols: dict[str, pd.Series] = {}
+    for col in list(rows.columns):
+        column = rows.pop(col)  # the rows' copy goes once both tables have theirs
+        if col in _LAUNCH_COLS and col != "name":
+            kernel_cols[col] = column.iloc[kernel_rows].reset_index(drop=True)
+        if col in _TRANSFER_COLS:
+            transfer_cols[col] = column.iloc[transfer_rows].reset_index(drop=True)
+        del column
+    kernels = pd.DataFrame(kernel_cols, index=pd.RangeIndex(len(kernel_rows)), copy=False)
+    del kernel_cols
     # the names are built from the distinct names below: not copied row by row here
-    kernels = rows.loc[is_kernel, [c for c in _LAUNCH_COLS if c in rows.columns and c != "name"]]
     if len(kernels):
         names: list[str | None] = []
         ids: list[int | None] = []
@@ -92,8 +108,7 @@ def gpu_activity_frames(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]
             names.append(name)
             ids.append(suffix)
         kernels["name"] = strings_by_code(codes[is_kernel], names, kernels.index)
-        suffix_ids = pd.Series(ints_by_code(codes[is_kernel], ids))
-        suffix_ids.index = kernels.index
+        suffix_ids = pd.Series(ints_by_code(codes[is_kernel], ids), index=kernels.index)
         if "correlation_id" in kernels.columns:
             kernels["correlation_id"] = kernels["correlation_id"].where(
                 kernels["correlation_id"].notna(), suffix_ids
@@ -101,15 +116,29 @@ def gpu_activity_frames(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]
         else:
             kernels["correlation_id"] = suffix_ids
     else:
-        kernels["name"] = rows["name"].iloc[:0]
-    launches = kernels[[c for c in _LAUNCH_COLS if c in kernels.columns]].reset_index(drop=True)
-    launches["launch_id"] = range(len(launches))
-    transfers = rows.loc[is_transfer, [c for c in _TRANSFER_COLS if c in rows.columns]]
+        kernels["name"] = name_column.iloc[:0]
+    launches = kernels[[c for c in _LAUNCH_COLS if c in kernels.columns]]
+    del kernels
+    launches["launch_id"] = pd.arrays.IntegerArray(
+        np.arange(len(launches), dtype=np.int64), np.zeros(len(launches), dtype=bool)
+    )
+    transfers = pd.DataFrame(transfer_cols, index=pd.RangeIndex(len(transfer_rows)), copy=False)
     transfers["kind"] = kinds[is_transfer]
     transfers = transfers[[c for c in _TRANSFER_COLS if c in transfers.columns]]
     texts = [c for c in transfers.columns if isinstance(transfers[c].dtype, pd.CategoricalDtype)]
     transfers = transfers.astype(dict.fromkeys(texts, "string"))  # a tenth of the rows: strings
-    return launches, transfers.reset_index(drop=True)
+    return launches, transfers
+
+
+def whole_ints(values: np.ndarray) -> pd.arrays.IntegerArray:
+    """Float64 values already checked whole and within the 64-bit range (NaN: missing) as the
+    schema's ``Int64`` column (the values :func:`advisor.schema.validate` would make of them),
+    without the float temporary of ``np.where``: one int64 array and the mask."""
+    missing = np.isnan(values)
+    with np.errstate(invalid="ignore"):  # NaN cells: set to 0 below
+        whole = values.astype(np.int64)
+    whole[missing] = 0
+    return pd.arrays.IntegerArray(whole, missing)
 
 
 def device_columns(text: pd.Series) -> tuple[pd.Series, pd.Series]:

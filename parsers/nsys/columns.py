@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from parsers import arrow_csv
+from parsers.frames import whole_ints
 from parsers.source import Source
 from parsers.units import MISSING_TOKENS, TIME_NS, fits_int_array, scale_nsys_header
 
@@ -96,6 +97,13 @@ class Columns:
                 )
         self.cells = pd.DataFrame(table.rows, columns=range(width), dtype=object)
 
+    def release(self, key: str) -> None:
+        """Let go of column ``key`` of the rows pyarrow read (a converted column is not kept
+        twice); nothing for rows of cells."""
+        j = self.index.get(key)
+        if self.table.data is not None and j is not None and j in self.cells:
+            del self.cells[j]
+
     def raw(self, key: str) -> pd.Series:
         if key in self.index and self.index[key] in self.cells:
             return self.cells[self.index[key]]
@@ -157,8 +165,7 @@ class Columns:
                 f"{self.report}: column {self._header(key)!r}: expected a whole number, "
                 f"found {self.cells.iat[row, self.index[key]]!r}",
             )
-        whole = np.where(missing, 0.0, floats).astype(np.int64)
-        return pd.Series(pd.arrays.IntegerArray(whole, missing), index=values.index)
+        return pd.Series(whole_ints(floats), index=values.index)
 
     def time_factor(self, key: str) -> float:
         """ns per unit of a time column: its header unit, else the unit of ``Total Time`` or of

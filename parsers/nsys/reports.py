@@ -130,10 +130,12 @@ class Frames:
         """The schema tables (``launches``, ``transfers``, ``devices``, ...), in file order."""
         out: dict[str, pd.DataFrame] = {}
         if self.gpu_rows:
-            rows = pd.concat(self.gpu_rows, ignore_index=True)
+            many = len(self.gpu_rows) > 1
+            rows = pd.concat(self.gpu_rows, ignore_index=True) if many else self.gpu_rows[0]
             self.gpu_rows.clear()  # the rows live on in ``rows`` only: no second copy at once
-            out["launches"], out["transfers"] = gpu_activity_frames(rows)
-            out["devices"] = _devices(rows)
+            devices = _devices(rows)
+            out["launches"], out["transfers"] = gpu_activity_frames(rows)  # consumes ``rows``
+            out["devices"] = devices
             del rows
         for name in ("api_calls", "kernel_summary", "api_summary"):
             frames = getattr(self, name)
@@ -259,32 +261,37 @@ def _gpu_trace(cols: Columns, frames: Frames) -> bool:
             "(exact to 500 bytes; 0.000 means under 500 bytes)"
         )
     device, device_id = device_columns(cols.text("device"))
-    frames.gpu_rows.append(
-        pd.DataFrame(
-            {
-                "name": cols.text("name"),
-                "start_ns": cols.number("start", cols.time_factor("start")),
-                "duration_ns": cols.number("duration", cols.time_factor("duration")),
-                "correlation_id": cols.integer("corr"),
-                "grid_x": cols.integer("grid_x"),
-                "grid_y": cols.integer("grid_y"),
-                "grid_z": cols.integer("grid_z"),
-                "block_x": cols.integer("block_x"),
-                "block_y": cols.integer("block_y"),
-                "block_z": cols.integer("block_z"),
-                "registers_per_thread": cols.integer("regs"),
-                "static_shared_bytes": size("static_smem"),
-                "dynamic_shared_bytes": size("dynamic_smem"),
-                "bytes": size("bytes"),
-                "device": device,
-                "device_id": device_id,
-                "context": cols.integer("ctx"),
-                "stream": cols.integer("strm"),
-                "src_kind": cols.text("src_kind"),
-                "dst_kind": cols.text("dst_kind"),
-            }
-        )
-    )
+    cols.release("device")
+    # each column is let go from the parsed rows once converted (a million rows: the parsed
+    # floats and the converted columns are not all held at once)
+    columns: dict[str, pd.Series] = {"name": cols.text("name")}
+    cols.release("name")
+    for column, key, value in (
+        ("start_ns", "start", lambda: cols.number("start", cols.time_factor("start"))),
+        ("duration_ns", "duration", lambda: cols.number("duration", cols.time_factor("duration"))),
+        ("correlation_id", "corr", lambda: cols.integer("corr")),
+        ("grid_x", "grid_x", lambda: cols.integer("grid_x")),
+        ("grid_y", "grid_y", lambda: cols.integer("grid_y")),
+        ("grid_z", "grid_z", lambda: cols.integer("grid_z")),
+        ("block_x", "block_x", lambda: cols.integer("block_x")),
+        ("block_y", "block_y", lambda: cols.integer("block_y")),
+        ("block_z", "block_z", lambda: cols.integer("block_z")),
+        ("registers_per_thread", "regs", lambda: cols.integer("regs")),
+        ("static_shared_bytes", "static_smem", lambda: size("static_smem")),
+        ("dynamic_shared_bytes", "dynamic_smem", lambda: size("dynamic_smem")),
+        ("bytes", "bytes", lambda: size("bytes")),
+    ):
+        columns[column] = value()
+        cols.release(key)
+    columns["device"], columns["device_id"] = device, device_id
+    del device, device_id
+    for column, key in (("context", "ctx"), ("stream", "strm")):
+        columns[column] = cols.integer(key)
+        cols.release(key)
+    for key in ("src_kind", "dst_kind"):
+        columns[key] = cols.text(key)
+        cols.release(key)
+    frames.gpu_rows.append(pd.DataFrame(columns, copy=False))
     return True
 
 

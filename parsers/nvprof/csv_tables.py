@@ -19,7 +19,7 @@ import pandas as pd
 
 from advisor import schema
 from parsers import arrow_csv
-from parsers.frames import device_columns, gpu_activity_frames
+from parsers.frames import device_columns, gpu_activity_frames, whole_ints
 from parsers.names import split_device
 from parsers.source import Source
 from parsers.units import (
@@ -215,7 +215,9 @@ def gpu_trace_rows(src: Source, blocks: list[Block], notes: list[str]) -> pd.Dat
     ``"PC 0x5e240510"`` strings) are skipped; ``[Unified Memory Memcpy HtoD]`` rows become
     ``UM-HtoD`` transfers whose size is in the ``Unified Memory`` column."""
     block = blocks[0]
-    frame = pd.concat([b.frame() for b in blocks], ignore_index=True)
+    # one block (every fast-path trace) is not copied: its columns are let go as converted
+    many = len(blocks) > 1
+    frame = pd.concat([b.frame() for b in blocks], ignore_index=True) if many else block.frame()
     names = text_column(block, frame, "Name")
     is_um_row = names.str.startswith("[Unified Memory ").fillna(False).astype(bool)
     if not is_um_row.any():  # the usual trace: no Unified Memory rows to rename or skip
@@ -257,6 +259,8 @@ def _trace_frame(
     if size is None:
         size = _size(src, blocks, frame, "Size", notes)
     device, device_id = device_columns(text_column(block, frame, "Device"))
+    # built without copying the columns (``copy=False``), and each integer column let go from
+    # the parsed rows once converted: a million rows are not held twice
     rows = pd.DataFrame(
         {
             "name": names,
@@ -270,13 +274,20 @@ def _trace_frame(
             "device": device,
             "device_id": device_id,
             _LINE: frame[_LINE],
-        }
+        },
+        copy=False,
     )
+    del names, size, device, device_id
     for col, name in (("grid_x", "Grid X"), ("grid_y", "Grid Y"), ("grid_z", "Grid Z"),
                       ("block_x", "Block X"), ("block_y", "Block Y"), ("block_z", "Block Z"),
                       ("registers_per_thread", "Registers Per Thread"), ("context", "Context"),
                       ("stream", "Stream"), ("correlation_id", "Correlation_ID")):  # fmt: skip
-        rows[col] = integer_column(src, block, frame, name)
+        values = integer_column(src, block, frame, name).to_numpy()
+        j = block.col(name)
+        if block.data is not None and j is not None and j in frame.columns:
+            del frame[j]  # the parsed floats go once converted
+        rows[col] = pd.Series(whole_ints(values), index=rows.index, copy=False)
+        del values
     if block.headerless and len(rows):
         _check_headerless_times(rows, notes)
     return rows
@@ -309,14 +320,19 @@ def _check_headerless_times(rows: pd.DataFrame, notes: list[str]) -> None:
 
 
 def activity_frames(parts: list[pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """All gpu-trace rows of the file, put back in file order -> (launches, transfers)."""
+    """All gpu-trace rows of the file, put back in file order -> (launches, transfers).
+    ``parts`` is emptied: its frames are consumed (:func:`~parsers.frames.gpu_activity_frames`).
+    """
     rows = [p for p in parts if len(p)]
+    parts.clear()  # the rows live on in ``merged`` only: it is consumed column by column
     if not rows:
         return schema.empty("launches"), schema.empty("transfers")
     merged = rows[0] if len(rows) == 1 else pd.concat(rows, ignore_index=True)
+    del rows
     if not merged[_LINE].is_monotonic_increasing:
-        merged = merged.sort_values(_LINE, kind="stable")
-    return gpu_activity_frames(merged.drop(columns=_LINE).reset_index(drop=True))
+        merged = merged.sort_values(_LINE, kind="stable").reset_index(drop=True)
+    del merged[_LINE]
+    return gpu_activity_frames(merged)
 
 
 def concat(frames: list[pd.DataFrame], table: str) -> pd.DataFrame:

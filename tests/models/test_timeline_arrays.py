@@ -360,3 +360,72 @@ def test_launches_by_kernel_on_real_traces(real_profiles: Path, trace: str) -> N
         assert got.threads.tolist() == one.threads.tolist()
         assert got.durations.tolist() == one.durations.tolist()
         assert got.threads.mean() == one.threads.mean()  # the same float, not a close one
+
+
+def _reference_operations(profile: Profile) -> pd.DataFrame:
+    """The operations as the rule orders them, written plainly: kernels then HtoD/DtoH copies,
+    rows without a start or a duration dropped, sorted (stably) by device label, stream (none
+    first), start and kind rank."""
+    launches, transfers = profile.launches, profile.transfers
+    copies = transfers[transfers["kind"].isin(["HtoD", "DtoH"])]
+    grid = launches["grid_x"] * launches["grid_y"] * launches["grid_z"]
+    parts = [
+        pd.DataFrame(
+            {
+                "rank": 1,
+                "device": launches["device"].astype(object).fillna("").astype(str),
+                "stream": launches["stream"].fillna(-1).astype("int64"),
+                "start": launches["start_ns"].astype(float),
+                "duration": launches["duration_ns"].astype(float),
+                "name": launches["name"].astype(object),
+                "blocks": grid.astype("Float64").to_numpy(dtype=float, na_value=np.nan),
+            }
+        ),
+        pd.DataFrame(
+            {
+                "rank": np.where(copies["kind"] == "HtoD", 0, 2),
+                "device": copies["device"].astype(object).fillna("").astype(str),
+                "stream": copies["stream"].fillna(-1).astype("int64"),
+                "start": copies["start_ns"].astype(float),
+                "duration": copies["duration_ns"].astype(float),
+                "name": None,
+                "blocks": np.nan,
+            }
+        ),
+    ]
+    ops = pd.concat(parts, ignore_index=True).dropna(subset=["start", "duration"])
+    ops = ops.sort_values(["device", "stream", "start", "rank"], kind="stable")
+    return ops.assign(end=ops["start"] + ops["duration"])
+
+
+@PROPERTY
+@given(st.lists(_OP, min_size=1, max_size=40))
+def test_operations_are_gathered_in_the_rule_order(ops: list[Op]) -> None:
+    prof = _profile([*ops, ("HtoD", "GPU A", 7, 1e9 + 3.0, 0.1, None)])
+    got = timeline._operations(prof)
+    want = _reference_operations(prof)
+    assert got.rank.tolist() == want["rank"].tolist()
+    assert [got.devices[p] for p in got.place.tolist()] == want["device"].tolist()
+    assert got.stream.tolist() == want["stream"].tolist()
+    assert got.start.tolist() == want["start"].tolist()
+    assert got.end.tolist() == want["end"].tolist()  # the same start + duration floats
+    names = [None if i < 0 else got.names[i] for i in got.name.tolist()]
+    assert names == want["name"].tolist()
+    np.testing.assert_array_equal(got.blocks, want["blocks"].to_numpy(dtype=float))
+    for column in (got.rank, got.place, got.stream, got.name):
+        assert column.dtype == np.int64
+
+
+def test_grid_blocks_multiply_as_integers() -> None:
+    """Beyond 2**53 a float product would round differently: the product is taken in int64."""
+    launches = pd.DataFrame(
+        {
+            "grid_x": pd.array([2**31 - 1, 3, None, 5], dtype="Int64"),
+            "grid_y": pd.array([65535, 1, 2, None], dtype="Int64"),
+            "grid_z": pd.array([65535, 1, 2, 1], dtype="Int64"),
+        }
+    )
+    expected = (launches["grid_x"] * launches["grid_y"] * launches["grid_z"]).astype("Float64")
+    got = timeline._grid_blocks(launches)
+    np.testing.assert_array_equal(got, expected.to_numpy(dtype=float, na_value=np.nan))
+    assert got[0] == float((2**31 - 1) * 65535 * 65535)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -208,3 +209,34 @@ def test_merge_keeps_launch_names_categorical() -> None:
     assert merged.launches["name"].tolist() == ["b", "a", "c", "a"]
     assert list(merged.launches["name"].cat.categories) == ["a", "b", "c"]
     assert merged.kernel_names() == ["a", "b", "c"]
+
+
+def test_gpu_activity_frames_consumes_the_rows_and_gives_schema_columns() -> None:
+    rows = pd.DataFrame(
+        {
+            "name": pd.Categorical(["[CUDA memcpy HtoD]", "k [7]", "k", "[CUDA memcpy DtoH]"]),
+            "start_ns": [0.0, 1.0, 2.0, 3.0],
+            "stream": pd.array([1, 2, None, 4], dtype="Int64"),
+            "correlation_id": pd.array([None, None, 9, 11], dtype="Int64"),
+        }
+    )
+    launches, transfers = frames.gpu_activity_frames(rows)
+    assert len(rows.columns) == 0  # each column let go once split
+    assert launches["launch_id"].dtype == "Int64" and launches["launch_id"].tolist() == [0, 1]
+    assert launches["correlation_id"].tolist() == [7, 9]  # the name's suffix fills the gap
+    assert launches["stream"].tolist() == [2, pd.NA]
+    assert launches.index.equals(pd.RangeIndex(2)) and transfers.index.equals(pd.RangeIndex(2))
+    assert transfers["kind"].tolist() == ["HtoD", "DtoH"]
+    assert transfers["start_ns"].tolist() == [0.0, 3.0]
+    valid = schema.validate("launches", launches)
+    for col in launches.columns:  # already in the schema's form: validating changes nothing
+        assert valid[col].equals(launches[col].reset_index(drop=True)), col
+
+
+def test_whole_ints_match_the_schema_conversion() -> None:
+    values = np.array([0.0, -3.0, np.nan, 2.0**62, 7.0])
+    got = frames.whole_ints(values)
+    want = schema._float_to_int(values).array
+    assert got.dtype == want.dtype
+    assert got.tolist() == want.tolist() == [0, -3, pd.NA, 2**62, 7]
+    assert (got._data == want._data).all() and (got._mask == want._mask).all()

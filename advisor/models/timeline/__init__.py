@@ -179,48 +179,73 @@ def _operations(profile: Profile) -> _Ops:
     if len(copies) == 0:
         raise InputError(profile.path, f"no host<->device copies in the timeline; {TRACE_HINT}")
     name_codes, name_values = pd.factorize(launches["name"], use_na_sentinel=False)
-    blocks = launches["grid_x"] * launches["grid_y"] * launches["grid_z"]
     kinds = copies["kind"].to_numpy(dtype=object)
-    parts = [
-        (launches, np.full(len(launches), _KIND_RANK[KERNEL]), name_codes, blocks),
-        (copies, np.where(kinds == HTOD, _KIND_RANK[HTOD], _KIND_RANK[DTOH]), None, None),
-    ]
+    parts = (launches, copies)
     labels: list[list[str]] = []
-    columns: dict[str, list[np.ndarray]] = {k: [] for k in _Ops.__dataclass_fields__}
-    for frame, rank, names, size in parts:
+    places: list[np.ndarray] = []
+    for frame in parts:
         codes, values = pd.factorize(frame["device"])  # NA -> -1: the label ""
         labels.append([str(v) for v in values] + [""])
-        columns["place"].append(np.where(codes < 0, len(values), codes).astype(np.int64))
-        columns["rank"].append(rank.astype(np.int64))
-        stream = frame["stream"].astype("Int64").fillna(-1)
-        columns["stream"].append(stream.to_numpy(dtype=np.int64))
-        start = frame["start_ns"].to_numpy(dtype=float, na_value=np.nan)
-        duration = frame["duration_ns"].to_numpy(dtype=float, na_value=np.nan)
-        columns["start"].append(start)
-        columns["end"].append(duration)  # made start + duration below
-        columns["name"].append(np.full(len(frame), -1, dtype=np.int64) if names is None else names)
-        columns["blocks"].append(
-            np.full(len(frame), np.nan)
-            if size is None
-            else size.astype("Float64").to_numpy(dtype=float, na_value=np.nan)
-        )
+        places.append(np.where(codes < 0, len(values), codes))
     devices = sorted(set(labels[0] + labels[1]))
     where = {label: i for i, label in enumerate(devices)}
-    columns["place"] = [
-        np.array([where[label] for label in frame_labels], dtype=np.int64)[codes]
-        for frame_labels, codes in zip(labels, columns["place"], strict=True)
-    ]
-    # each column's parts, then its merged array, let go as soon as the next copy is made: a
-    # million operations are 8 MB per column, and holding every stage at once tripled the peak
-    merged = {k: np.concatenate(columns.pop(k)) for k in list(columns) if columns[k]}
-    rows = np.flatnonzero(~(np.isnan(merged["start"]) | np.isnan(merged["end"])))
-    time_order = rows[lexsort((merged["rank"][rows], merged["start"][rows]))]
+    place = np.concatenate(
+        [
+            np.array([where[label] for label in frame_labels], dtype=np.int64)[codes]
+            for frame_labels, codes in zip(labels, places, strict=True)
+        ]
+    )
+    del places
+    rank = np.concatenate(
+        [
+            np.full(len(launches), _KIND_RANK[KERNEL], dtype=np.int64),
+            np.where(kinds == HTOD, _KIND_RANK[HTOD], _KIND_RANK[DTOH]).astype(np.int64),
+        ]
+    )
+    start = np.concatenate([_floats(f["start_ns"]) for f in parts])
+    known = np.concatenate([~np.isnan(_floats(f["duration_ns"])) for f in parts])
+    rows = np.flatnonzero(~np.isnan(start) & known)
+    del known
+    # the order is found on the sort keys alone, and each column is then gathered once in
+    # that order: the columns are not held both merged and ordered, nor beside the sort's
+    # temporaries (a million operations: 8 MB per column)
+    time_order = rows[lexsort((rank[rows], start[rows]))]
     del rows
-    order = time_order[group_order(merged["place"][time_order], merged["stream"][time_order])]
+    stream = np.concatenate([f["stream"].to_numpy(dtype=np.int64, na_value=-1) for f in parts])
+    order = time_order[group_order(place[time_order], stream[time_order])]
     del time_order
-    ops = {k: merged.pop(k)[order] for k in list(merged)}  # stable: time order within a stream
-    ops["end"] = ops["start"] + ops["end"]
+    ops: dict[str, np.ndarray] = {
+        "rank": rank[order],
+        "place": place[order],
+        "stream": stream[order],
+        "start": start[order],
+    }
+    del rank, place, stream, start
+    ops["end"] = np.concatenate([_floats(f["duration_ns"]) for f in parts])[order]
+    ops["end"] += ops["start"]  # start + duration
+    ops["name"] = np.concatenate([name_codes, np.full(len(copies), -1, dtype=np.int64)])[order]
+    del name_codes
+    ops["blocks"] = np.concatenate([_grid_blocks(launches), np.full(len(copies), np.nan)])[order]
     return _Ops(**ops, devices=devices, names=[str(v) for v in name_values])
+
+
+def _floats(column: pd.Series) -> np.ndarray:
+    """A time column as float64, missing values NaN (no copy when it is float64 already)."""
+    return column.to_numpy(dtype=float, na_value=np.nan)
+
+
+def _grid_blocks(launches: pd.DataFrame) -> np.ndarray:
+    """grid_x * grid_y * grid_z of each launch as floats, NaN where a dimension is missing:
+    the product taken in int64 (as the ``Int64`` columns multiply) and then made a float."""
+    product = np.ones(len(launches), dtype=np.int64)
+    missing = np.zeros(len(launches), dtype=bool)
+    for dim in ("grid_x", "grid_y", "grid_z"):
+        column = launches[dim]
+        missing |= column.isna().to_numpy()
+        product *= column.to_numpy(dtype=np.int64, na_value=1)
+    blocks = product.astype(float)
+    blocks[missing] = np.nan
+    return blocks
 
 
 @dataclass(frozen=True)
