@@ -70,6 +70,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from advisor.profile import Profile
@@ -272,6 +273,9 @@ def kernel_launch_metrics(profile: Profile) -> dict[str, list[dict[str, float]]]
     frame = profile.metrics
     if frame.empty:
         return {}
+    once = _launch_metrics_once(frame)
+    if once is not None:
+        return once
     metric = frame["metric"].astype(str)
     rows = frame[frame["kernel"].notna() & frame["value"].notna() & metric.isin(METRICS)]
     if rows.empty:
@@ -285,6 +289,58 @@ def kernel_launch_metrics(profile: Profile) -> dict[str, list[dict[str, float]]]
         if math.isfinite(value):
             grouped.setdefault(str(kernel), {}).setdefault(launch_id, {})[str(name)] = float(value)
     return {kernel: list(by_launch.values()) for kernel, by_launch in grouped.items()}
+
+
+def _launch_metrics_once(frame: pd.DataFrame) -> dict[str, list[dict[str, float]]] | None:
+    """:func:`kernel_launch_metrics` of metrics rows whose kernel and metric names are the
+    schema's categoricals and where no (kernel, launch, metric) has two rows (a raw Nsight
+    Compute page: one cell each), so each mean is the value itself: the same dicts in the same
+    order as the grouped means (kernels and metrics sorted as strings, launches as numbers),
+    built on the categories' codes; None otherwise (the means are then pandas')."""
+    kernels, metrics = frame["kernel"], frame["metric"]
+    if not (
+        isinstance(kernels.dtype, pd.CategoricalDtype)
+        and isinstance(metrics.dtype, pd.CategoricalDtype)
+    ):
+        return None
+    number = frame["value"].to_numpy(dtype=float, na_value=np.nan)
+    wanted = metrics.cat.categories.isin(METRICS)
+    metric = metrics.cat.codes.to_numpy()
+    kernel = kernels.cat.codes.to_numpy()
+    rows = np.flatnonzero((kernel >= 0) & ~np.isnan(number) & (metric >= 0) & wanted[metric])
+    if not len(rows):
+        return {}
+    launch = pd.to_numeric(frame["launch_id"], errors="coerce").to_numpy(dtype=float, na_value=-1.0)
+    kernel_names, kernel_rank = _sorted_names(kernels.cat.categories)
+    metric_names, metric_rank = _sorted_names(metrics.cat.categories)
+    kernel, metric = kernel_rank[kernel[rows]], metric_rank[metric[rows]]
+    launch, number = launch[rows], number[rows]
+    order = np.lexsort((metric, launch, kernel))
+    kernel, launch, metric, number = kernel[order], launch[order], metric[order], number[order]
+    same_launch = (kernel[1:] == kernel[:-1]) & (launch[1:] == launch[:-1])
+    if bool((same_launch & (metric[1:] == metric[:-1])).any()):
+        return None
+    finite = np.isfinite(number)
+    kernel, launch, metric, number = kernel[finite], launch[finite], metric[finite], number[finite]
+    starts = np.flatnonzero(
+        np.concatenate(([True], (kernel[1:] != kernel[:-1]) | (launch[1:] != launch[:-1])))
+    ).tolist()
+    ends = [*starts[1:], len(number)]
+    names = metric_names[metric].tolist()
+    numbers = number.tolist()
+    out: dict[str, list[dict[str, float]]] = {}
+    for k, a, b in zip(kernel[starts].tolist(), starts, ends, strict=True):
+        launch_values = dict(zip(names[a:b], numbers[a:b], strict=True))
+        out.setdefault(kernel_names[k], []).append(launch_values)
+    return out
+
+
+def _sorted_names(categories: pd.Index) -> tuple[np.ndarray, np.ndarray]:
+    """The categories as strings, distinct and sorted, and each category's place among them."""
+    names, place = np.unique(
+        np.array([str(c) for c in categories], dtype=object), return_inverse=True
+    )
+    return names, place.astype(np.int64)
 
 
 def report_peaks(
