@@ -391,10 +391,10 @@ def instructions_json(raw: RawInstructions) -> dict[str, Any]:
 
 def instructions_from_json(data: Mapping[str, Any]) -> RawInstructions:
     metrics = {
-        str(name): RawMetricInstances(
+        str(name): RawMetricInstances(  # JSON gives back ints and floats as written
             _float(total),
-            None if pcs is None else tuple(int(p) for p in pcs),
-            None if values is None else tuple(float(v) for v in values),
+            None if pcs is None else tuple(pcs),
+            None if values is None else tuple(values),
         )
         for name, (total, pcs, values) in data["metrics"].items()
     }

@@ -414,7 +414,7 @@ def profile_rows(profile: Any, kernel: str) -> Rows | None:
     report (at most :data:`advisor.report.locations.MAX_LAUNCHES`, concatenated, SASS filled
     in for the opcode alignment), or None where it holds none."""
     from advisor.report.locations import MAX_LAUNCHES, _refs_by_kernel
-    from parsers.ncu.source_counters import Code, read_instructions
+    from parsers.ncu.source_counters import Code, joined_rows, read_instructions
 
     if profile is None or not getattr(profile, "instruction_sources", None):
         return None
@@ -425,7 +425,7 @@ def profile_rows(profile: Any, kernel: str) -> Rows | None:
 
     code = Code(lookup=disassembly.lookup)
     read = [read_instructions(ref, code, sass=False) for ref in refs[:MAX_LAUNCHES]]
-    rows = summed_by_pc(pd.concat([r.rows for r in read], ignore_index=True))
+    rows = summed_by_pc(joined_rows(read))
     return Rows(rows, code)  # SASS disassembled only where the opcode alignment needs it
 
 

@@ -83,28 +83,39 @@ def waste(rows: pd.DataFrame, criterion: str) -> tuple[np.ndarray, str]:
 
 
 def top_locations(
-    rows: pd.DataFrame, criterion: str, top: int = TOP, sass_of: SassOf | None = None
+    rows: pd.DataFrame,
+    criterion: str,
+    top: int = TOP,
+    sass_of: SassOf | None = None,
+    keys: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """The ``top`` source lines of the instruction ``rows`` by ``criterion``'s waste (module
     docstring): ``{"measure", "total", "top": [entry...]}``.  Each entry has the line's
     ``share`` of the kernel's total waste, its place (:func:`place`) and the opcodes of the
     line's instructions that carry waste (from the rows' ``sass``, or ``sass_of(pc)`` where
     given: SASS disassembled on demand).  Lines with no waste are never listed; ties keep the
-    order of first appearance, so the result is deterministic."""
+    order of first appearance, so the result is deterministic.  ``keys``: the rows'
+    :func:`~parsers.ncu.source_counters.line_keys`, where already at hand."""
     values, measure = waste(rows, criterion)
     total = float(values.sum())
-    ranked = _ranked(rows, values, total, top, "waste", sass_of)
+    ranked = _ranked(rows, values, total, top, "waste", sass_of, keys)
     return {"measure": measure, "total": total, "top": ranked}
 
 
 def top_stalls(
-    rows: pd.DataFrame, reasons: int = TOP_STALLS, top: int = TOP, sass_of: SassOf | None = None
+    rows: pd.DataFrame,
+    reasons: int = TOP_STALLS,
+    top: int = TOP,
+    sass_of: SassOf | None = None,
+    keys: np.ndarray | None = None,
 ) -> list[dict[str, Any]]:
     """The stall reasons with the most PC samples (``stall_*`` columns of the instruction
     ``rows``), each with its share of all stall samples and its ``top`` source lines:
     ``[{"reason", "samples", "share", "top"}]``."""
+    from parsers.ncu.source_counters import column_sum
+
     columns = [c for c in rows.columns if c.startswith("stall_")]
-    sums = {c: float(rows[c].sum()) for c in columns}
+    sums = {c: column_sum(rows, c) for c in columns}
     everything = sum(sums.values())
     if everything <= 0:
         return []
@@ -112,7 +123,7 @@ def top_stalls(
     out = []
     for column in ranked[:reasons]:
         values = rows[column].to_numpy(dtype=np.float64)
-        where = _ranked(rows, values, sums[column], top, "samples", sass_of)
+        where = _ranked(rows, values, sums[column], top, "samples", sass_of, keys)
         out.append({"reason": column.removeprefix("stall_"), "samples": sums[column],
                     "share": sums[column] / everything, "top": where})  # fmt: skip
     return out
@@ -125,17 +136,19 @@ def _ranked(
     top: int,
     label: str,
     sass_of: SassOf | None = None,
+    keys: np.ndarray | None = None,
 ) -> list[dict[str, Any]]:
-    """The ``top`` source lines of ``rows`` by ``values`` summed per line."""
+    """The ``top`` source lines of ``rows`` by ``values`` summed per line (``keys``: the
+    rows' line keys, where already at hand)."""
     from parsers.ncu.source_counters import line_keys
 
     if total <= 0 or not len(rows):
         return []
     hits = np.flatnonzero(values > 0)
-    keys = line_keys(rows.iloc[hits])
+    hit_keys = line_keys(rows.iloc[hits]) if keys is None else keys[hits]
     per_line: dict[str, float] = {}
     members: dict[str, list[int]] = {}
-    for key, i in zip(keys, hits, strict=True):
+    for key, i in zip(hit_keys, hits, strict=True):
         per_line[key] = per_line.get(key, 0.0) + float(values[i])
         members.setdefault(key, []).append(int(i))
     ranked = sorted(per_line.items(), key=lambda kv: -kv[1])[:top]  # stable: first seen first
@@ -183,13 +196,14 @@ def kernel_locations(
     (read with ``reader(ref, code)``, :func:`parsers.ncu.source_counters.read_instructions`
     with a :class:`~parsers.ncu.source_counters.Code` shared by the launches)."""
     from advisor import disassembly
-    from parsers.ncu.source_counters import Code, conservation
+    from parsers.ncu.source_counters import Code, conservation, joined_rows, line_keys
 
     # the launches of one kernel share their code's lines and SASS; the report command's
     # helper process may have disassembled it already
     code = Code(lookup=disassembly.lookup)
     read = [reader(ref, code) for ref in refs[:MAX_LAUNCHES]]
-    rows = pd.concat([r.rows for r in read], ignore_index=True)
+    rows = joined_rows(read)
+    keys = line_keys(rows)  # each instruction's source line, for every ranking below
     with_line = rows[rows["line"] > 0]
     checked = [pair for r in read for pair in conservation(r).values()]
     # None: the profile stores no kernel totals to check the rows against (nvprof databases)
@@ -204,7 +218,9 @@ def kernel_locations(
     how = HOW if how is None else how
     missing = {k: how[k] for k in how if k not in available}
     located = {
-        c: top_locations(rows, c, sass_of=code.sass) for c in sorted(set(criteria)) if c in MEASURES
+        c: top_locations(rows, c, sass_of=code.sass, keys=keys)
+        for c in sorted(set(criteria))
+        if c in MEASURES
     }
     if "DIVERGENCE" in located:  # what the divergent branches test (advisor/report/branches.py)
         from advisor.report.branches import branch_kind
@@ -215,7 +231,7 @@ def kernel_locations(
         kind = branch_kind(rows, lanes, code.sass)
         if kind is not None:
             located["DIVERGENCE"]["branch"] = kind
-    stalls = top_stalls(rows, sass_of=code.sass)
+    stalls = top_stalls(rows, sass_of=code.sass, keys=keys)
     if embedded:  # the source lines' text, where the report embeds the files
         texts = _source_texts(read)
         for entry in [e for c in located.values() for e in c["top"]] + [

@@ -64,29 +64,98 @@ class SourceRef:
     handle: tuple[Any, Any] | None = field(default=None, compare=False, repr=False)
 
 
-@dataclass
 class Instructions:
     """One launch's instruction rows (module docstring), with the kernel totals of every column
-    the report aggregates (``totals``: column -> ``IMetric.as_double()``)."""
+    the report aggregates (``totals``: column -> ``IMetric.as_double()``).  The rows are given
+    as a frame, or as ``columns`` (name -> array, in the frame's column order) of which the
+    frame is built when first asked for: a report joins the launches of a kernel into one
+    frame (:func:`joined_rows`) without building one per launch."""
 
-    rows: pd.DataFrame
-    totals: dict[str, float] = field(default_factory=dict)
-    #: source files the report embeds (``ncu --import-source yes``), by name
-    source_files: tuple[str, ...] = ()
-    #: their text, by name
-    source_texts: dict[str, str] = field(default_factory=dict)
-    #: the lines and SASS by PC (:class:`Code`), for SASS read on demand
-    code: Code | None = None
+    def __init__(
+        self,
+        rows: pd.DataFrame | None = None,
+        totals: dict[str, float] | None = None,
+        source_files: tuple[str, ...] = (),
+        source_texts: dict[str, str] | None = None,
+        code: Code | None = None,
+        columns: dict[str, Any] | None = None,
+    ) -> None:
+        if (rows is None) == (columns is None):
+            raise ValueError("Instructions takes rows or columns")
+        self._rows = rows
+        self.columns = columns
+        self.totals = {} if totals is None else totals
+        #: source files the report embeds (``ncu --import-source yes``), by name
+        self.source_files = source_files
+        #: their text, by name
+        self.source_texts = {} if source_texts is None else source_texts
+        #: the lines and SASS by PC (:class:`Code`), for SASS read on demand
+        self.code = code
+
+    @property
+    def rows(self) -> pd.DataFrame:
+        if self._rows is None:
+            self._rows = _frame(self.columns or {})
+        return self._rows
+
+    def column(self, name: str) -> np.ndarray | None:
+        """One column as an array (None where absent), without building the frame."""
+        if self.columns is not None:
+            values = self.columns.get(name)
+            return None if values is None else np.asarray(values)
+        return self.rows[name].to_numpy() if name in self.rows else None
+
+    def names(self) -> list[str]:
+        """The column names, in order."""
+        return list(self.columns) if self.columns is not None else list(self.rows.columns)
 
     @property
     def has_line_info(self) -> bool:
-        return bool(len(self.rows)) and bool((self.rows["line"] > 0).any())
+        lines = self.column("line")
+        return lines is not None and bool(len(lines)) and bool((lines > 0).any())
 
     @property
     def has_stall_samples(self) -> bool:
-        return any(c.startswith("stall_") for c in self.rows.columns) and bool(
-            self.rows["samples"].sum() > 0
+        samples = self.column("samples")
+        return (
+            any(c.startswith("stall_") for c in self.names())
+            and samples is not None
+            and bool(np.nansum(samples.astype(np.float64)) > 0)
         )
+
+
+def _frame(columns: dict[str, Any]) -> pd.DataFrame:
+    """The rows from :func:`instructions_from`'s columns: texts as Python strings (object
+    columns: a few hundred rows are indexed one by one), PCs unsigned, offsets and lines
+    64-bit integers."""
+    frame = {
+        name: pd.Series(values, dtype=object) if name in _TEXT_COLUMNS else values
+        for name, values in columns.items()
+    }
+    rows = pd.DataFrame(frame)
+    rows["pc"] = rows["pc"].astype(np.uint64)
+    rows["pc_offset"] = rows["pc_offset"].astype(np.int64)
+    rows["line"] = rows["line"].astype(np.int64)
+    return rows
+
+
+def joined_rows(read: list[Instructions]) -> pd.DataFrame:
+    """The rows of several launches (of one kernel) in one frame, renumbered: what
+    ``pd.concat`` of their frames gives, built once where all have the same columns."""
+    names = [r.names() for r in read]
+    if not read or any(r.columns is None for r in read) or any(n != names[0] for n in names):
+        return pd.concat([r.rows for r in read], ignore_index=True)
+    columns: dict[str, Any] = {}
+    for name in names[0]:
+        parts = [r.columns[name] for r in read if r.columns is not None]
+        if isinstance(parts[0], np.ndarray):
+            columns[name] = np.concatenate(parts)
+        else:
+            columns[name] = [v for part in parts for v in part]
+    return _frame(columns)
+
+
+_TEXT_COLUMNS = frozenset({"function", "sass", "opcode", "file"})
 
 
 def additive_columns(rows: pd.DataFrame) -> list[str]:
@@ -230,19 +299,19 @@ def instructions_from(
     frame["opcode"] = [opcode(s) for s in texts]
     frame["file"] = files
     frame["line"] = lines
+    at = np.array(pcs, dtype=np.uint64)
     for column, by_pc in columns.items():
-        missing = -1.0 if column in CODES else 0.0
-        frame[column] = np.array([by_pc.get(pc, missing) for pc in pcs], dtype=np.float64)
+        values = np.full(len(pcs), -1.0 if column in CODES else 0.0)
+        if by_pc:  # each PC's place in the sorted union of all columns' PCs
+            where = np.searchsorted(at, np.fromiter(by_pc, dtype=np.uint64, count=len(by_pc)))
+            values[where] = np.fromiter(by_pc.values(), dtype=np.float64, count=len(by_pc))
+        frame[column] = values
     for column in (*COUNTERS, *CODES):
         if column not in frame:
             frame[column] = np.full(len(pcs), -1.0 if column in CODES else 0.0)
-    rows = pd.DataFrame(frame)
-    rows["pc"] = rows["pc"].astype(np.uint64)
-    rows["pc_offset"] = rows["pc_offset"].astype(np.int64)
-    rows["line"] = rows["line"].astype(np.int64)
     return Instructions(
-        rows=rows, totals=totals, source_files=tuple(raw.sources),
-        source_texts=dict(raw.sources), code=code,
+        totals=totals, source_files=tuple(raw.sources), source_texts=dict(raw.sources),
+        code=code, columns=frame,
     )  # fmt: skip
 
 
@@ -380,11 +449,18 @@ def by_line(rows: pd.DataFrame) -> pd.DataFrame:
 
 def conservation(instructions: Instructions) -> dict[str, tuple[float, float]]:
     """column -> (sum over instructions, kernel total) for every column with a total."""
-    rows = instructions.rows
-    return {
-        column: (float(rows[column].sum()) if column in rows else 0.0, total)
-        for column, total in sorted(instructions.totals.items())
-    }
+    out = {}
+    for column, total in sorted(instructions.totals.items()):
+        values = instructions.column(column)
+        summed = float(np.nansum(values.astype(np.float64))) if values is not None else 0.0
+        out[column] = (summed, total)
+    return out
+
+
+def column_sum(rows: pd.DataFrame, column: str) -> float:
+    """The sum of a float column, missing values left out: ``Series.sum`` (the same pairwise
+    sum over the same array, NaN as 0), without its per-call overhead."""
+    return float(np.nansum(rows[column].to_numpy(dtype=np.float64)))
 
 
 def _start_of(pc: int, starts: list[int]) -> int:
