@@ -200,3 +200,22 @@ def test_the_analysis_is_the_same_on_columns_and_unit_by_unit(
     monkeypatch.setattr(columns, "on_columns", lambda *args: None)
     slow = json.dumps(to_json(pipeline.analyse_profile(profile).analysis), sort_keys=True)
     assert fast == slow
+
+
+def test_the_per_unit_view_reads_as_a_chain_map() -> None:
+    from collections import ChainMap
+
+    from advisor.criteria.engine.inputs import _view
+
+    values = {"a": 1.0, "shared": 2.0, "none": None}
+    extra = {"shared": 9.0, "device.x": 3.0}
+    view, chain = _view(values, extra), ChainMap(values, extra)
+    for name in ("a", "shared", "none", "device.x", "missing"):
+        assert (name in view) == (name in chain)
+        assert view.get(name) == chain.get(name) and view.get(name, 7.0) == chain.get(name, 7.0)
+        if name in chain:
+            assert view[name] == chain[name]
+        else:
+            with pytest.raises(KeyError):
+                view[name]
+    assert list(view) == list(chain) and len(view) == len(chain) == 4

@@ -151,11 +151,27 @@ def _single(
 def _config_at(config: dict[str, np.ndarray], i: int) -> dict[str, float]:
     """The ``launch.*`` values of launches row ``i`` (absent where unknown)."""
     out = {}
-    for key, column in config.items():
-        x = float(column[i])
+    for key, column in _as_lists(config).items():
+        x = column[i]
         if x == x:  # not NaN
             out[key] = x
     return out
+
+
+#: the config columns as lists of floats, for the columns seen last (id -> (columns, lists))
+_LISTS: dict[int, tuple[dict[str, np.ndarray], dict[str, list[float]]]] = {}
+
+
+def _as_lists(config: dict[str, np.ndarray]) -> dict[str, list[float]]:
+    """``config``'s columns as Python floats, converted once (not one element at a time)."""
+    hit = _LISTS.get(id(config))
+    if hit is None or hit[0] is not config:
+        _LISTS.clear()
+        hit = _LISTS[id(config)] = (
+            config,
+            {k: c.astype(float).tolist() for k, c in config.items()},
+        )
+    return hit[1]
 
 
 def _groups(codes: np.ndarray, config: dict[str, np.ndarray], own: np.ndarray) -> np.ndarray:

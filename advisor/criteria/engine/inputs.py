@@ -358,7 +358,38 @@ def profilers(profile: Profile) -> tuple[str, ...]:
 
 def _view(values: Values, extra: Values) -> Values:
     """``values`` over ``extra`` (as ``{**extra, **values}`` reads) without copying either."""
-    return ChainMap(values, extra)  # type: ignore[arg-type]
+    return _Over(values, extra)
+
+
+#: a name neither mapping has (``get``'s default that no value can be)
+_NONE: Any = object()
+
+
+class _Over(Mapping[str, float]):
+    """``values`` over ``extra``: :class:`collections.ChainMap` of the two, with ``get`` and
+    ``in`` asking each mapping once (a formula reads a few names of every unit)."""
+
+    __slots__ = ("_extra", "_values")
+
+    def __init__(self, values: Values, extra: Values) -> None:
+        self._values, self._extra = values, extra
+
+    def __getitem__(self, name: str) -> float:
+        value = self._values.get(name, _NONE)
+        return self._extra[name] if value is _NONE else value
+
+    def get(self, name: str, default: Any = None) -> Any:
+        value = self._values.get(name, _NONE)
+        return self._extra.get(name, default) if value is _NONE else value
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._values or name in self._extra
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(ChainMap(self._values, self._extra))  # type: ignore[arg-type]
+
+    def __len__(self) -> int:
+        return len(ChainMap(self._values, self._extra))  # type: ignore[arg-type]
 
 
 def _has(values: Values, extra: Values, name: str) -> bool:

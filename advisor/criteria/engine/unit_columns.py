@@ -70,10 +70,15 @@ class Table:
         hit = self._raw.get(name)
         if hit is None:
             got = [v.get(name, _ABSENT) for v in self._values]
-            present = np.array([x is not _ABSENT for x in got], dtype=bool)
-            floats = all(type(x) is float for x in got if x is not _ABSENT)
-            column = np.array([None if x is _ABSENT else x for x in got], dtype=float)
-            hit = self._raw[name] = (column, present, floats)
+            kinds = set(map(type, got))
+            if kinds == {float}:  # every unit has it, as a float (the usual case)
+                present = np.ones(len(got), dtype=bool)
+                hit = (np.array(got, dtype=float), present, True)
+            else:
+                present = np.array([x is not _ABSENT for x in got], dtype=bool)
+                column = np.array([None if x is _ABSENT else x for x in got], dtype=float)
+                hit = (column, present, kinds <= {float, type(_ABSENT)})
+            self._raw[name] = hit
         return hit
 
     def column(self, name: str, extra: Values) -> np.ndarray:
