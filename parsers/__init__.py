@@ -1,7 +1,8 @@
 """Profile readers: ``parsers.read(path) -> Profile`` for every supported profiler export.
 
 The format is detected from the file's content (never its name) by the registry in
-:mod:`parsers.registry`; each format lives in its own module and registers itself on import.
+:mod:`parsers.registry`; each format lives in its own module and registers itself on import
+(the registry imports the binary formats' modules, or the text formats', when first asked).
 
 The metric selection (``parsers.read(path, metrics=keep)``) flows as an argument: :func:`read`
 hands it to the reader of the detected format (``fmt.read(src_or_path, metrics)``: the
@@ -15,7 +16,6 @@ outside the call carries it.
 from __future__ import annotations
 
 import csv
-import importlib
 import re
 from collections.abc import Callable
 from dataclasses import replace
@@ -51,22 +51,6 @@ SNIFF_BYTES = 4096
 #: metric of ``--set full`` has a few thousand columns), and refusing wider lines up front keeps
 #: time and memory bounded for a damaged file (a line of a million separators)
 MAX_FIELDS = 100_000
-
-#: the format modules, in the order their sniffers are tried; each registers itself on import
-FORMAT_MODULES: tuple[str, ...] = (
-    "parsers.derived.tables",
-    "parsers.ncu.csv",
-    "parsers.ncu.rep",
-    "parsers.kineto.trace",
-    "parsers.nsys.csv",
-    "parsers.sqlite.nsys",
-    "parsers.nvprof.csv",
-    "parsers.sqlite.nvprof",
-    "parsers.nvprof.text",
-    "parsers.ncu.text",
-)
-for _module in FORMAT_MODULES:
-    importlib.import_module(_module)
 
 
 def known_format_names() -> list[str]:

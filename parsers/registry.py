@@ -17,6 +17,7 @@ anyway.  Most readers ignore it.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -50,6 +51,22 @@ class BinaryFormat:
 
 TEXT_FORMATS: dict[str, TextFormat] = {}
 BINARY_FORMATS: dict[str, BinaryFormat] = {}
+#: the modules that register each kind of format; a kind's modules are imported when its
+#: formats are first asked for, so reading a binary report loads no text reader
+BINARY_MODULES: tuple[str, ...] = (
+    "parsers.ncu.rep",
+    "parsers.sqlite.nsys",
+    "parsers.sqlite.nvprof",
+)
+TEXT_MODULES: tuple[str, ...] = (
+    "parsers.derived.tables",
+    "parsers.ncu.csv",
+    "parsers.kineto.trace",
+    "parsers.nsys.csv",
+    "parsers.nvprof.csv",
+    "parsers.nvprof.text",
+    "parsers.ncu.text",
+)
 
 
 def register(fmt: TextFormat | BinaryFormat) -> None:
@@ -60,12 +77,27 @@ def register(fmt: TextFormat | BinaryFormat) -> None:
     table[fmt.name] = fmt
 
 
+def _load(modules: tuple[str, ...]) -> None:
+    for module in modules:
+        importlib.import_module(module)  # registers its format (once: modules are cached)
+
+
 def text_formats() -> list[TextFormat]:
+    """The text formats, in the order their sniffers are tried."""
+    _load(TEXT_MODULES)
     return sorted(TEXT_FORMATS.values(), key=lambda f: (f.priority, f.name))
 
 
 def binary_formats() -> list[BinaryFormat]:
+    """The binary formats, in the order their sniffers are tried."""
+    _load(BINARY_MODULES)
     return sorted(BINARY_FORMATS.values(), key=lambda f: (f.priority, f.name))
+
+
+def text_format(name: str) -> TextFormat:
+    """One text format by name."""
+    _load(TEXT_MODULES)
+    return TEXT_FORMATS[name]
 
 
 def known_formats() -> list[tuple[str, str]]:

@@ -172,3 +172,19 @@ def test_report_markdown_does_load_the_renderer(tmp_path: Path) -> None:
     code, loaded = _loaded(["report", SAMPLE, "--markdown", str(out), "--quiet"], RENDERERS)
     assert code == 0
     assert "jinja2" in loaded
+
+
+def test_a_report_of_one_kind_loads_no_reader_of_the_other(
+    tmp_path: Path, real_profiles: Path
+) -> None:
+    """The registry imports the text formats' readers only for a file that is not a binary
+    report: an Nsight Compute report loads no CSV, trace or text reader."""
+    from parsers import registry
+
+    report = real_profiles / "reports" / "CUDA_Learning" / "shared_report.ncu-rep"
+    out = tmp_path / "out.json"
+    code, loaded = _loaded(["report", str(report), "--json", str(out), "-q"], registry.TEXT_MODULES)
+    assert code == 0 and out.stat().st_size > 0
+    assert loaded == []
+    code, loaded = _loaded(["report", SAMPLE, "--json", str(out), "-q"], registry.TEXT_MODULES)
+    assert code == 0 and "parsers.nvprof.csv" in loaded  # the check can fail

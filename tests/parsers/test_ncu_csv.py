@@ -45,7 +45,7 @@ def metric(profile: parsers.Profile, tool_metric: str, launch_id: int = 0) -> pd
 
 def read_format(path: Path) -> parsers.Profile:
     """The ncu-csv reader itself (parsers.read turns an empty profile into NoKernelData)."""
-    return registry.TEXT_FORMATS["ncu-csv"].read(Source.from_path(path), None)
+    return registry.text_format("ncu-csv").read(Source.from_path(path), None)
 
 
 # --- real files: raw page (B200, ncu 2025.x) -------------------------------------------------

@@ -45,7 +45,7 @@ def write(tmp_path: Path, text: str, name: str = "out.txt") -> Path:
 
 def read_raw(path: Path) -> parsers.Profile:
     """The nsys reader without parsers.read's no-kernel check (for empty reports)."""
-    return registry.TEXT_FORMATS["nsys-csv"].read(Source.from_path(path), None)
+    return registry.text_format("nsys-csv").read(Source.from_path(path), None)
 
 
 # --------------------------------------------------------------------------- real files

@@ -28,7 +28,7 @@ AMARIS = "csv/amaris_bspgpu/gt-630/times1_nvprof_raw"
 
 def _read_format(path: Path) -> Profile:
     """Read with this format directly (no NoKernelData check), to see what a file holds."""
-    return registry.TEXT_FORMATS["nvprof-text"].read(Source.from_path(path), None)
+    return registry.text_format("nvprof-text").read(Source.from_path(path), None)
 
 
 def _write(tmp_path: Path, lines: list[str], name: str = "out.txt") -> Path:
