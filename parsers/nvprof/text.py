@@ -147,7 +147,8 @@ class _Reader:
         #: a GPU-trace table already read by columns: its rows are blank in ``src``
         self.fast = fast
         self.fast_used = False
-        self.lines = [line.expandtabs() for line in src.lines]
+        # (the lines of a fast path's file are expanded already, a million blank rows among them)
+        self.lines = src.lines if fast is not None else [ln.expandtabs() for ln in src.lines]
         self.runs: list[_Run] = [_Run(None, None)]
         self.modes: list[str] = []
         self.notes: list[str] = []

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
+import pyarrow as pa  # type: ignore[import-untyped]
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -29,6 +30,9 @@ from parsers.units import nvprof_cell
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_profiles" / "synthetic_nvprof_gputrace.txt"
 BABELSTREAM = "csv/nanzifan_nvprof_titanxp/text_mode/BabelStream_print-gpu-trace.txt"
+
+Edit = Callable[[list[str]], list[str]]
+Change = Callable[[str], str]
 
 
 @pytest.fixture(autouse=True)
@@ -72,10 +76,9 @@ def _generated(tmp_path: Path, n: int, seed: int = 0) -> Path:
     return path
 
 
-def _edit(tmp_path: Path, source: Path, edit: object, name: str = "edited.txt") -> Path:
+def _edit(tmp_path: Path, source: Path, edit: Edit, name: str = "edited.txt") -> Path:
     """A copy of ``source`` whose lines ``edit`` (a function of the list of lines) changed."""
     lines = source.read_text(encoding="utf-8").split("\n")
-    assert callable(edit)
     out = tmp_path / name
     out.write_text("\n".join(edit(lines)), encoding="utf-8")
     return out
@@ -88,8 +91,12 @@ def _header_index(lines: list[str]) -> int:
 # -- the same frames as the line reader --------------------------------------------------------
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_generated_trace_reads_alike(tmp_path: Path, seed: int) -> None:
+@pytest.mark.parametrize(("seed", "piece"), [(0, 16 << 20), (1, 4096), (2, 300)])
+def test_generated_trace_reads_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, piece: int
+) -> None:
+    """Read in pieces of any size (300 bytes: some lines are longer than a piece)."""
+    monkeypatch.setattr(text_trace, "PIECE_BYTES", piece)
     path = _generated(tmp_path, 3000, seed)
     assert not _declined(path)
     prof = assert_same_reading(path)
@@ -230,19 +237,18 @@ def test_error_after_the_table_is_the_line_readers(tmp_path: Path) -> None:
 # -- read line by line: anything the fast path cannot show it reads alike ----------------------
 
 
-def _row_edit(k: int, change: object) -> object:
+def _row_edit(k: int, change: Change) -> Edit:
     """An edit of the k-th row of the table (``change`` maps the line to its new text)."""
 
     def edit(lines: list[str]) -> list[str]:
         h = _header_index(lines)
-        assert callable(change)
         lines[h + 1 + k] = change(lines[h + 1 + k])
         return lines
 
     return edit
 
 
-def _replace_cell(old: str, new: str) -> object:
+def _replace_cell(old: str, new: str) -> Change:
     """Replace the first occurrence of ``old`` (right-aligned: padded to keep the widths)."""
     return lambda line: line.replace(old, new.rjust(len(old)), 1)
 
@@ -260,19 +266,26 @@ def _replace_cell(old: str, new: str) -> object:
         ("carriage return", _row_edit(4, lambda ln: ln + "\r")),
         ("non-ASCII left of Name", _row_edit(3, _replace_cell("TITAN Xp (0)", "TITÄN Xp (0)"))),
         ("no name", _row_edit(6, lambda ln: ln[: ln.rindex("  ")] + " " * 8)),
-        ("unified memory row", _row_edit(2, lambda ln: ln[: ln.rindex("  ") + 2]
-                                         + "[Unified Memory GPU page faults]")),  # fmt: skip
-        ("unified memory copy", _row_edit(2, lambda ln: ln[: ln.rindex("  ") + 2]
-                                          + "[Unified Memory Memcpy HtoD]")),  # fmt: skip
+        (
+            "unified memory row",
+            _row_edit(2, lambda ln: ln[: ln.rindex("  ") + 2] + "[Unified Memory GPU page faults]"),
+        ),
+        (
+            "unified memory copy",
+            _row_edit(2, lambda ln: ln[: ln.rindex("  ") + 2] + "[Unified Memory Memcpy HtoD]"),
+        ),
         ("text after the rows", lambda lines: [*lines[:-1], "short output line", ""]),
-        ("units row", lambda lines: [
-            *lines[: _header_index(lines) + 1],
-            " " * 12 + "s" + " " * 11 + "us",
-            *lines[_header_index(lines) + 1 :],
-        ]),  # fmt: skip
+        (
+            "units row",
+            lambda lines: [
+                *lines[: _header_index(lines) + 1],
+                " " * 12 + "s" + " " * 11 + "us",
+                *lines[_header_index(lines) + 1 :],
+            ],
+        ),
     ],
 )
-def test_declined_and_read_alike(tmp_path: Path, what: str, edit: object) -> None:
+def test_declined_and_read_alike(tmp_path: Path, what: str, edit: Edit) -> None:
     path = _edit(tmp_path, _generated(tmp_path, 200), edit)
     assert _declined(path), what
     assert_same_reading(path)
@@ -286,6 +299,63 @@ def test_text_placeholders_read_by_columns(tmp_path: Path) -> None:
     assert not _declined(path)
     prof = assert_same_reading(path)
     assert isinstance(prof, Profile)
+
+
+def _rename(k: int, name: str) -> Edit:
+    return _row_edit(k, lambda ln: ln[: ln.rindex("  ") + 2] + name)
+
+
+@pytest.mark.parametrize(
+    ("name", "declined"),
+    [
+        ("k(int)  [12]", False),  # the name keeps a trailing space before its suffix
+        ("k(int) [1234567890123456789]", False),  # too long for the suffix regex: frames split
+        ("k(int)\u00a0[12]", False),  # a separator only Python's \\s knows: frames split it
+        ("k(int) [1] [2]", True),  # split once by the line reader
+        ("[CUDA memcpy HtoD] [5]", True),  # a kernel by its printed name
+        ("[Unified Memory foo] [5]", True),
+        (" [12]", True),  # nothing before the suffix
+    ],
+)
+def test_correlation_suffixes(tmp_path: Path, name: str, declined: bool) -> None:
+    path = _edit(tmp_path, _generated(tmp_path, 200), _rename(1, name))
+    assert _declined(path) == declined
+    prof = assert_same_reading(path)
+    assert isinstance(prof, Profile)
+
+
+def test_correlation_column_and_suffix(tmp_path: Path) -> None:
+    """A Correlation_ID column: its value wins over a name's suffix, the suffix fills it where
+    the column is a placeholder."""
+    lines = [
+        "==1== Profiling result:",
+        *_table(
+            ["Start", "Duration", "Grid Size", "Block Size", "Correlation_ID", "Name"],
+            [
+                ["1.0s", "2.0us", "(1 1 1)", "(32 1 1)", "7", "k(int) [70]"],
+                ["2.0s", "2.0us", "(1 1 1)", "(32 1 1)", "-", "k(int) [80]"],
+                ["3.0s", "2.0us", "-", "-", "9", "[CUDA memcpy HtoD]"],
+                ["4.0s", "2.0us", "(1 1 1)", "(32 1 1)", "-", "k(int)"],
+            ],
+        ),
+        "",
+    ]
+    path = tmp_path / "corr.txt"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    assert not _declined(path)
+    prof = assert_same_reading(path)
+    assert isinstance(prof, Profile)
+    assert prof.launches["correlation_id"].tolist() == [7, 80, pd.NA]
+    assert prof.transfers["correlation_id"].tolist() == [9]
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[k]) for r in [header, *rows]) for k in range(len(header) - 1)]
+
+    def fmt(r: list[str]) -> str:
+        return "  ".join(c.rjust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[-1]
+
+    return [fmt(header)] + [fmt(r) for r in rows]
 
 
 def test_api_calls_mixed_into_the_trace(tmp_path: Path) -> None:
