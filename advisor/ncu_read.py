@@ -379,29 +379,42 @@ def action_from_json(data: list[Any]) -> RawAction:
 
 
 def instructions_json(raw: RawInstructions) -> dict[str, Any]:
+    """A :class:`RawInstructions` as JSON values; the PC lists the metrics share, and the file
+    names the PCs share, written once."""
+    lists: dict[tuple[int, ...], int] = {}
+    metrics = {}
+    for name, m in raw.metrics.items():
+        index = None if m.pcs is None else lists.setdefault(m.pcs, len(lists))
+        metrics[name] = [m.total, index, _list(m.values)]
+    files: dict[str, int] = {}
+    where = [
+        [pc, files.setdefault(file, len(files)), line] for pc, (file, line) in raw.where.items()
+    ]
     return {
-        "metrics": {
-            name: [m.total, _list(m.pcs), _list(m.values)] for name, m in raw.metrics.items()
-        },
+        "pcs": [list(pcs) for pcs in lists],
+        "metrics": metrics,
         "starts": list(raw.starts),
-        "where": [[pc, file, line] for pc, (file, line) in raw.where.items()],
+        "files": list(files),
+        "where": where,
         "sources": dict(raw.sources),
     }
 
 
 def instructions_from_json(data: Mapping[str, Any]) -> RawInstructions:
+    lists = [tuple(pcs) for pcs in data["pcs"]]  # JSON gives back ints and floats as written
     metrics = {
-        str(name): RawMetricInstances(  # JSON gives back ints and floats as written
+        str(name): RawMetricInstances(
             _float(total),
-            None if pcs is None else tuple(pcs),
+            None if index is None else lists[index],
             None if values is None else tuple(values),
         )
-        for name, (total, pcs, values) in data["metrics"].items()
+        for name, (total, index, values) in data["metrics"].items()
     }
+    files = [str(file) for file in data["files"]]
     return RawInstructions(
         metrics=metrics,
         starts=tuple(int(s) for s in data["starts"]),
-        where={int(pc): (str(file), int(line)) for pc, file, line in data["where"]},
+        where={int(pc): (files[file], int(line)) for pc, file, line in data["where"]},
         sources={str(k): str(v) for k, v in data["sources"].items()},
     )
 
