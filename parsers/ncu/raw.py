@@ -135,7 +135,10 @@ def convert_raw_cells(cells: RawCells, alone: bool) -> RawPage | None:
     except _Fallback:
         return None
     finally:
-        pa.default_memory_pool().release_unused()  # the columns' conversions, as in _read
+        # the cells are read: let them go (their pyarrow buffers) before the pool gives the
+        # freed pages back, as in _read, with those of the columns' conversions
+        cells.columns.clear()
+        pa.default_memory_pool().release_unused()
 
 
 def _bytes(rows: Rows) -> memoryview:
@@ -240,7 +243,7 @@ def _convert(cells: RawCells, alone: bool) -> RawPage:
             for i, h in enumerate(header)
             if not cells.is_metric[i]
         }
-    )
+    ).copy(deep=True)  # codes in numpy's memory: nothing holds pyarrow's pages once read
     rows, width = len(ids_col) - start, len(picked)
     values = np.empty((rows, width), dtype=float)
     keep = np.empty((rows, width), dtype=bool)

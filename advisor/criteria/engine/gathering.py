@@ -51,13 +51,14 @@ def gather(profile: Profile) -> list[KernelData]:
     group = _groups(codes, config, own)
     known_config = _known_config(codes, len(uniq), config)
     code_of = {str(u): k for k, u in enumerate(uniq)}
+    once = _read_once(ids, codes, code_of, rows.ids_of)
     starts = launches["start_ns"].to_numpy(dtype=float, na_value=np.nan)
     durations = launches["duration_ns"].to_numpy(dtype=float, na_value=np.nan)  # inf kept
     kernels: list[KernelData] = []
     for name in profile.kernel_names():
         at = by_name.get(name, np.array([], dtype=np.int64))
         base = summary_values.get(name, {})
-        units = _launch_units(at, base, config, ids, group, rows.values)
+        units = _launch_units(at, base, config, ids, group, rows.values, once)
         kernel_ids = rows.ids_of.get(name, [])
         seen = set(ids[at].tolist()) if kernel_ids else set()
         extra = [lid for lid in kernel_ids if lid not in seen]
@@ -93,9 +94,11 @@ def _launch_units(
     ids: np.ndarray,
     group: np.ndarray,
     metric_values: dict[int, dict[str, float]],
+    once: bool = False,
 ) -> list[Unit]:
     """The units of a kernel's launches ``at`` (rows of ``launches``), in launch order: a launch
-    with metric rows alone, the others one unit per group of identical inputs."""
+    with metric rows alone, the others one unit per group of identical inputs.  ``once``: each
+    launch's metric values are read here only (:func:`_read_once`), and handed over."""
     if not len(at):
         return []
     g = group[at]
@@ -111,11 +114,11 @@ def _launch_units(
         members = by_place[cuts[k] : cuts[k + 1]]
         if gid < 0:  # launches with their own metric rows (group -1): one unit each
             for p in members.tolist():
-                heads.append((p, _single(at[p], p, base, config, ids, metric_values)))
+                heads.append((p, _single(at[p], p, base, config, ids, metric_values, once)))
             continue
         i = int(at[pos])
         if n == 1:
-            heads.append((pos, _single(i, pos, base, config, ids, metric_values)))
+            heads.append((pos, _single(i, pos, base, config, ids, metric_values, once)))
             continue
         rows_k = at[members]
         durs = durations[rows_k]
@@ -142,9 +145,11 @@ def _single(
     config: dict[str, np.ndarray],
     ids: np.ndarray,
     metric_values: dict[int, dict[str, float]],
+    once: bool = False,
 ) -> Unit:
     lid = int(ids[i])
-    values = {**base, **_config_at(config, i), **metric_values.get(lid, {})}
+    own = metric_values.pop(lid, {}) if once else metric_values.get(lid, {})
+    values = {**base, **_config_at(config, i), **own}
     return Unit(lid, _number(config["launch.duration_ns"][i]), values, position=int(pos))
 
 
@@ -172,6 +177,24 @@ def _as_lists(config: dict[str, np.ndarray]) -> dict[str, list[float]]:
             {k: c.astype(float).tolist() for k, c in config.items()},
         )
     return hit[1]
+
+
+def _read_once(
+    ids: np.ndarray, codes: np.ndarray, code_of: dict[str, int], ids_of: dict[str, list[int]]
+) -> bool:
+    """Whether each launch's metric values are read once, by its own unit, so the unit can take
+    them over (their dict freed as the unit's is built, not held with every unit till the end):
+    the launches rows' ids are distinct and no kernel's metric rows name another kernel's
+    launch."""
+    listed = ids.tolist()
+    kernel_of = dict(zip(listed, codes.tolist(), strict=True))
+    if len(kernel_of) != len(listed):
+        return False
+    for name, lids in ids_of.items():
+        code = code_of.get(name, -2)
+        if any(kernel_of.get(lid, code) != code for lid in lids):
+            return False
+    return True
 
 
 def _groups(codes: np.ndarray, config: dict[str, np.ndarray], own: np.ndarray) -> np.ndarray:
