@@ -91,17 +91,19 @@ def _header_index(lines: list[str]) -> int:
 # -- the same frames as the line reader --------------------------------------------------------
 
 
-@pytest.mark.parametrize(("seed", "piece"), [(0, 16 << 20), (1, 4096), (2, 300)])
+@pytest.mark.parametrize(
+    ("seed", "piece", "n"), [(0, 16 << 20, 3000), (1, 4096, 3000), (2, 300, 120)]
+)
 def test_generated_trace_reads_alike(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, piece: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, piece: int, n: int
 ) -> None:
     """Read in pieces of any size (300 bytes: some lines are longer than a piece)."""
     monkeypatch.setattr(text_trace, "PIECE_BYTES", piece)
-    path = _generated(tmp_path, 3000, seed)
+    path = _generated(tmp_path, n, seed)
     assert not _declined(path)
     prof = assert_same_reading(path)
     assert isinstance(prof, Profile)
-    assert len(prof.launches) + len(prof.transfers) == 3000
+    assert len(prof.launches) + len(prof.transfers) == n
     assert prof.transfers["kind"].notna().all() and prof.launches["grid_x"].notna().all()
 
 
