@@ -297,10 +297,13 @@ class _PerLaunch:
         self.ids_of = {
             str(kernels[k]): group.tolist() for k, group in pairs.groupby("k", sort=False)["l"]
         }
+        del pairs, kcodes, lid  # not held while the values' dicts are built
         rows = with_id[~np.isnan(value[with_id])]
+        del with_id
         width = max(len(self._names), 1) + 1
         first = ~pd.Series(lid_all[rows].astype(np.int64) * width + codes[rows]).duplicated()
         rows = rows[first.to_numpy()]
+        del first
         order = np.argsort(lid_all[rows], kind="stable")
         rows = rows[order]
         self._lid = lid_all[rows].astype(np.int64)
@@ -309,7 +312,9 @@ class _PerLaunch:
         names = np.asarray(self._names, dtype=object)
         label_array = names.take(np.maximum(self._code, 0))
         label_array[self._code < 0] = None
+        del value, lid_all, codes, order
         labels: list[Any] = label_array.tolist()
+        del label_array
         values = self._value.tolist()
         cuts = np.flatnonzero(np.diff(self._lid)) + 1
         self._starts = np.concatenate([[0], cuts]).astype(np.int64)
