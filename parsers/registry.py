@@ -55,13 +55,13 @@ BINARY_FORMATS: dict[str, BinaryFormat] = {}
 #: formats are first asked for, so reading a binary report loads no text reader
 BINARY_MODULES: tuple[str, ...] = (
     "parsers.ncu.rep",
+    "parsers.kineto.trace",
     "parsers.sqlite.nsys",
     "parsers.sqlite.nvprof",
 )
 TEXT_MODULES: tuple[str, ...] = (
     "parsers.derived.tables",
     "parsers.ncu.csv",
-    "parsers.kineto.trace",
     "parsers.nsys.csv",
     "parsers.nvprof.csv",
     "parsers.nvprof.text",
