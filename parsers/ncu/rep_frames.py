@@ -66,16 +66,18 @@ class ReportFrames:
 
 def build_frames(actions: Sequence[RawAction]) -> ReportFrames:
     """The frames of a report whose results, in report order, are ``actions``."""
-    columns: dict[str, list[Any]] = {c: [] for c in _METRIC_COLUMNS}
+    rows: list[tuple[Any, ...]] = []
     launches: list[dict[str, Any]] = []
     inferred: set[str] = set()
     per_launch: list[dict[str, tuple[float, str, str | None]]] = []
     for launch_id, action in enumerate(actions):
-        values = _metric_rows(launch_id, action, columns, inferred)
+        values = _metric_rows(launch_id, action, rows, inferred)
         per_launch.append(values)
         launches.append(_launch(launch_id, action.name, values))
     launch_frame = pd.DataFrame(launches, columns=_LAUNCH_COLUMNS)
     rules = pd.DataFrame(_rule_rows(actions), columns=_RULE_COLUMNS)
+    cells = zip(*rows, strict=True) if rows else ([] for _ in _METRIC_COLUMNS)
+    columns = {name: list(column) for name, column in zip(_METRIC_COLUMNS, cells, strict=True)}
     return ReportFrames(
         launches=launch_frame,
         metrics=pd.DataFrame(columns),
@@ -103,11 +105,12 @@ _RULE_COLUMNS = (
 def _metric_rows(
     launch_id: int,
     action: RawAction,
-    columns: dict[str, list[Any]],
+    rows: list[tuple[Any, ...]],
     inferred: set[str],
 ) -> dict[str, tuple[float, str, str | None]]:
-    """Append the metrics rows of one launch; return tool name and canonical name ->
-    (value in base unit, unit, text) for the launch's own fields."""
+    """Append the metrics rows of one launch (tuples in the order of :data:`_METRIC_COLUMNS`);
+    return tool name and canonical name -> (value in base unit, unit, text) for the launch's
+    own fields."""
     by_name = {m.name: m for m in action.metrics}
     display = by_name.get(_DISPLAY_NAME)
     device = display.text if display is not None else None
@@ -120,12 +123,10 @@ def _metric_rows(
         value = m.value * factor if m.value is not None else NAN
         values[m.name] = (value, unit, m.text)
         values.setdefault(metric, (value, unit, m.text))
-        row = (
+        rows.append((
             launch_id, action.name, device, device_id, metric, m.name,
             action.sections.get(m.name), unit, value, m.text,
-        )  # fmt: skip
-        for column, cell in zip(_METRIC_COLUMNS, row, strict=True):
-            columns[column].append(cell)
+        ))  # fmt: skip
     return values
 
 
