@@ -188,3 +188,26 @@ def test_a_report_of_one_kind_loads_no_reader_of_the_other(
     assert loaded == []
     code, loaded = _loaded(["report", SAMPLE, "--json", str(out), "-q"], registry.TEXT_MODULES)
     assert code == 0 and "parsers.nvprof.csv" in loaded  # the check can fail
+
+
+def test_each_kind_of_format_is_registered_by_the_modules_listed_for_it() -> None:
+    """A format registered by a module listed with the other kind would never be asked to
+    sniff (a kind's modules load with that kind's formats): the binary modules register every
+    binary format and no text format, the text modules no binary format."""
+    script = """
+import importlib, json
+from parsers import registry
+for module in registry.BINARY_MODULES:
+    importlib.import_module(module)
+binary, text = sorted(registry.BINARY_FORMATS), sorted(registry.TEXT_FORMATS)
+for module in registry.TEXT_MODULES:
+    importlib.import_module(module)
+print(json.dumps([binary, text, sorted(registry.BINARY_FORMATS), sorted(registry.TEXT_FORMATS)]))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    binary, text, all_binary, all_text = json.loads(done.stdout.splitlines()[-1])
+    assert text == [] and binary == all_binary
+    assert "ncu-rep" in binary and "kineto" in " ".join(binary)  # the check can fail
+    assert len(all_text) >= 5
