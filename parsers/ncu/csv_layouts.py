@@ -268,6 +268,7 @@ def _raw(src: Source, table: Table, selected: Callable[[str], bool] | None) -> F
     rows = table.texts if table.data is None else table.data
     cells = read_raw_cells(header, rows, is_metric, selected)
     table.data = None
+    del rows  # no reference left to the file's bytes, which are released below
     if alone and cells is not None:
         src.release()
     page = convert_raw_cells(cells, alone) if cells is not None else None
