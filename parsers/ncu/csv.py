@@ -314,22 +314,23 @@ def _plain_rows(raw: bytes, start: int, chunk: int = 1 << 22) -> np.ndarray | No
     found: list[np.ndarray] = []
     for at in range(start, size, chunk):
         part = octets[at : at + chunk]
-        quotes = np.flatnonzero(part == _QUOTE) + at
+        quotes = np.flatnonzero(part == _QUOTE)  # offsets in the chunk
         # the quotes open and close fields in turn: the opening ones after a comma or a line
-        # break, the closing ones before one (or at the file's end)
+        # break, the closing ones before one (or at the file's end); the byte before offset k
+        # is octets[at - 1 + k] (at > start - 1 >= 0: the header comes first)
         opening, closing = quotes[parity::2], quotes[1 - parity :: 2]
-        if not _SEPARATOR[octets[opening - 1]].all():
+        if not _SEPARATOR[octets[at - 1 :][opening]].all():
             return None
-        if len(closing) and closing[-1] == size - 1:
+        if len(closing) and at + int(closing[-1]) == size - 1:
             closing = closing[:-1]
-        if not _SEPARATOR[octets[closing + 1]].all():
+        if not _SEPARATOR[octets[at + 1 :][closing]].all():
             return None
-        ends = np.flatnonzero(part == _NEWLINE) + at
+        ends = np.flatnonzero(part == _NEWLINE)
         # quotes before each line end, counted from the chunk's start, plus the carry
         if ((np.searchsorted(quotes, ends) + parity) % 2).any():
             return None
         parity = (parity + len(quotes)) % 2
-        found.append(ends)
+        found.append(ends + at)
     if parity:
         return None
     ends = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)

@@ -181,3 +181,24 @@ def test_columns_are_read_as_categoricals_of_their_texts(tmp_path: Path) -> None
     assert table is not None and table.frame is not None
     assert table.frame["Host Name"].dtype == object
     assert set(table.frame["Host Name"]) == {"True"}
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 7, 64, 4096])
+def test_quote_check_is_the_same_whatever_the_chunk(chunk: int) -> None:
+    """The plain-quoting check looks at the bytes a chunk at a time: a quote or a line end on a
+    chunk's first or last byte is judged as anywhere else."""
+    raw = SAMPLE.read_bytes()
+    start = _rows_at(raw)
+    whole = ncu_csv._plain_rows(raw, start)
+    assert whole is not None and len(whole) == raw.count(b"\n", start)
+    got = ncu_csv._plain_rows(raw, start, chunk=chunk)
+    assert got is not None and got.tolist() == whole.tolist()
+    for label, edit, _columnar in EDITS:
+        edited = edit(raw)
+        if b"\r" in edited or not edited.startswith(raw[:start]):
+            continue  # refused before the check, or the header changed
+        expected = ncu_csv._plain_rows(edited, start)
+        got = ncu_csv._plain_rows(edited, start, chunk=chunk)
+        assert (got is None) == (expected is None), label
+        if expected is not None:
+            assert got is not None and got.tolist() == expected.tolist(), label
