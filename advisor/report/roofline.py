@@ -446,6 +446,19 @@ def _point(
     )
 
 
+#: per precision, the names :func:`_flop` reads: the count, its ``.sum`` spelling, the counts
+#: per operation and the rates per operation (written once, not per launch)
+_FLOP_NAMES = {
+    p: (
+        f"flop_count_{p}",
+        f"flop_count_{p}.sum",
+        [f"flop_count_{p}_{op}" for op in OPS],
+        [f"flop_rate_{p}_{op}_per_cycle" for op in OPS],
+    )
+    for p in PRECISIONS
+}
+
+
 def _flop(
     m: Mapping[str, float],
     duration_s: float | None = None,
@@ -459,14 +472,13 @@ def _flop(
     terms: list[tuple[str, str]] = []  # (recipe, factor) per precision
     cycles = _cycles(m, duration_s)
     for p in PRECISIONS:
-        parts = [f"flop_count_{p}_{op}" for op in OPS]
-        rates = [f"flop_rate_{p}_{op}_per_cycle" for op in OPS]
-        if f"flop_count_{p}" in m:
-            by_precision[p] = m[f"flop_count_{p}"]
-            terms.append((f"flop_count_{p}", ""))
-        elif f"flop_count_{p}.sum" in m:
-            by_precision[p] = m[f"flop_count_{p}.sum"]
-            terms.append((f"flop_count_{p}.sum", ""))
+        count, count_sum, parts, rates = _FLOP_NAMES[p]
+        if count in m:
+            by_precision[p] = m[count]
+            terms.append((count, ""))
+        elif count_sum in m:
+            by_precision[p] = m[count_sum]
+            terms.append((count_sum, ""))
         elif all(name in m for name in parts):
             by_precision[p] = m[parts[0]] + m[parts[1]] + 2.0 * m[parts[2]]
             terms.append((f"({parts[0]} + {parts[1]} + 2 × {parts[2]})", ""))
