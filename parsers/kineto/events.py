@@ -87,6 +87,7 @@ class Collector:
         self.counters: list[tuple[str, int, dict[str, float]]] = []  # (kernel, device, values)
         self.categories: Counter[str] = Counter()
         self.runtime_names: Counter[str] = Counter()  # for the non-NVIDIA check (hip*, mtia*)
+        self._spelled: dict[str, str] = {}  # a category as written -> its name above
 
     def add_all(self, events: Iterable[Mapping[str, Any]]) -> Collector:
         for event in events:
@@ -99,8 +100,10 @@ class Collector:
         cat = event.get("cat")
         if not isinstance(cat, str):
             return
-        cat = cat.lower()
-        cat = _ALIASES.get(cat, cat)
+        known = self._spelled.get(cat)  # the few spellings a trace uses, each looked at once
+        if known is None:
+            known = self._spelled[cat] = _ALIASES.get(cat.lower(), cat.lower())
+        cat = known
         self.categories[cat] += 1
         if event.get("ph") != "X":
             return
@@ -144,18 +147,24 @@ class Collector:
     def _kernel(self, event: Mapping[str, Any], args: Mapping[str, Any]) -> None:
         cols = self.kernels
         self._place(cols, event, args)
-        for key, columns in _DIMS:
+        for key, (x, y, z) in _DIMS:
             dims = args.get(key)
-            dims = dims if isinstance(dims, list) and len(dims) == 3 else (None, None, None)
-            for column, value in zip(columns, dims, strict=True):
-                cols[column].append(integer(value))
+            if isinstance(dims, list) and len(dims) == 3:
+                cols[x].append(integer(dims[0]))
+                cols[y].append(integer(dims[1]))
+                cols[z].append(integer(dims[2]))
+            else:
+                cols[x].append(MISSING)
+                cols[y].append(MISSING)
+                cols[z].append(MISSING)
         cols["registers"].append(integer(args.get("registers per thread")))
         collective = args.get("Collective name")  # a communication kernel (record_param_comms)
         cols["collective"].append(
             self.names.code(collective) if isinstance(collective, str) and collective else MISSING
         )
-        self.kernel_floats["duration"].append(duration_ns(event.get("dur")))
-        self.kernel_floats["shared"].append(number(args.get("shared memory")))
+        floats = self.kernel_floats
+        floats["duration"].append(number(event.get("dur")) * 1000.0)  # duration_ns, inlined
+        floats["shared"].append(number(args.get("shared memory")))
 
     def _transfer(self, event: Mapping[str, Any], args: Mapping[str, Any]) -> None:
         cols = self.transfers
@@ -202,6 +211,13 @@ def _in_int64(value: int) -> int:
 def ns(value: Any) -> int:
     """A ``ts`` (microseconds, int or Decimal) as integer nanoseconds; :data:`MISSING` when it
     is not a number or not one a 64-bit column holds (``1e999`` in a damaged trace)."""
+    kind = type(value)
+    if kind is Decimal or kind is int:  # what the JSON parser gives: the common case first
+        try:
+            whole = int(value * 1000)
+        except (ValueError, OverflowError, ArithmeticError):
+            return MISSING
+        return whole if -INT64_MAX <= whole <= INT64_MAX else MISSING
     if not _is_number(value):
         return MISSING
     try:
@@ -218,6 +234,12 @@ def duration_ns(value: Any) -> float:
 
 
 def number(value: Any) -> float:
+    kind = type(value)
+    if kind is Decimal or kind is int:  # what the JSON parser gives: the common case first
+        try:
+            return float(value)
+        except (OverflowError, ValueError, ArithmeticError):
+            return math.nan
     if not _is_number(value):
         return math.nan
     try:
@@ -230,6 +252,8 @@ def integer(value: Any) -> int:
     """A whole number (an int, or a float/Decimal without a fraction) a 64-bit column holds,
     else :data:`MISSING` (Kineto's ids are never negative except the stream -1 of a
     device-wide sync, which is not read from here)."""
+    if type(value) is int:  # the common case first (a bool is not one: its type is bool)
+        return value if -INT64_MAX <= value <= INT64_MAX else MISSING
     if isinstance(value, bool):
         return MISSING
     if isinstance(value, int):

@@ -57,6 +57,8 @@ _DIGITS = b"0123456789"
 _NESTING = np.zeros(256, np.int8)
 _NESTING[[ord("["), ord("{")]] = 1
 _NESTING[[ord("]"), ord("}")]] = -1
+#: every byte but the four brackets, deleted to count the nesting over the brackets alone
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 
 
 class _Guarded(io.RawIOBase):
@@ -97,16 +99,20 @@ class _Guarded(io.RawIOBase):
             )
         tail = len(chunk) - len(chunk.rstrip(_DIGITS))
         self._digits = self._digits + tail if tail == len(chunk) else tail
-        steps = _NESTING[np.frombuffer(chunk, np.uint8)]
-        if steps.any():
+        brackets = chunk.translate(None, _NOT_BRACKETS)  # a few in a hundred bytes
+        if not brackets:
+            return
+        steps = _NESTING[np.frombuffer(brackets, np.uint8)]
+        depth = self._depth + np.cumsum(steps, dtype=np.int64)
+        if int(depth.max()) > MAX_DEPTH:  # where: the walk over every byte (once, to fail)
+            steps = _NESTING[np.frombuffer(chunk, np.uint8)]
             depth = self._depth + np.cumsum(steps, dtype=np.int64)
-            if int(depth.max()) > MAX_DEPTH:
-                at = self._offset + int(np.argmax(depth > MAX_DEPTH))
-                raise MalformedInput(
-                    self._path,
-                    f"arrays and objects nested deeper than {MAX_DEPTH} levels at byte {at:,}",
-                )
-            self._depth = int(depth[-1])
+            at = self._offset + int(np.argmax(depth > MAX_DEPTH))
+            raise MalformedInput(
+                self._path,
+                f"arrays and objects nested deeper than {MAX_DEPTH} levels at byte {at:,}",
+            )
+        self._depth = int(depth[-1])
 
 
 def _text_start(head: bytes) -> bytes:

@@ -87,3 +87,38 @@ def test_a_gzip_cut_short_is_malformed_input(tmp_path: Path) -> None:
     path.write_bytes(data[: len(data) // 2])
     with pytest.raises(MalformedInput, match="gzip"):
         parsers.read(path)
+
+
+def test_deep_nesting_in_a_later_read_is_refused_at_its_byte(tmp_path: Path) -> None:
+    # the nesting is counted over the brackets of each 64 KiB read and carried to the next;
+    # the byte named is the one a walk over every byte of the file finds
+    pad = "x" * 70_000
+    text = '{"traceEvents": [{"name": "' + pad + '", "args": ' + "[" * 80 + "]" * 80 + "}]}"
+    depth, expected = 0, -1
+    for at, char in enumerate(text):
+        depth += {"[": 1, "{": 1, "]": -1, "}": -1}.get(char, 0)
+        if depth > MAX_DEPTH:
+            expected = at
+            break
+    assert expected > 65_536
+    path = tmp_path / "deep.json"
+    path.write_text(text)
+    message = f"deeper than {MAX_DEPTH} levels at byte {expected:,}$"
+    with pytest.raises(MalformedInput, match=message):
+        parsers.read(path)
+
+
+def test_numbers_the_parser_gives_convert_as_the_columns_need() -> None:
+    from decimal import Decimal
+
+    from parsers.kineto.events import MISSING, integer, ns, number
+
+    assert ns(Decimal("1700000000000172.253")) == 1_700_000_000_000_172_253  # no float rounding
+    assert ns(Decimal("-0.0015")) == -1  # truncated toward zero, as before
+    assert ns(12) == 12_000 and ns(True) == MISSING and ns("1") == MISSING
+    assert ns(Decimal("1E+999")) == MISSING and ns(10**30) == MISSING
+    assert ns(0.25) == 250  # a float (not from the JSON parser) through Decimal, exactly
+    assert integer(7) == 7 and integer(True) == MISSING and integer(2**63) == MISSING
+    assert integer(Decimal("3.0")) == 3 and integer(Decimal("3.5")) == MISSING
+    assert number(Decimal("2.5")) == 2.5 and number(10**400) != number(10**400)  # NaN
+    assert number(False) != number(False)
