@@ -62,7 +62,11 @@ def communication_mask(launches: pd.DataFrame) -> np.ndarray:
     docstring); names are looked at once per distinct name."""
     if launches.empty:
         return np.zeros(0, dtype=bool)
-    codes, uniques = pd.factorize(launches["name"].astype("object"), use_na_sentinel=True)
+    names = launches["name"]
+    if isinstance(names.dtype, pd.CategoricalDtype):  # the schema's: its codes, no object copy
+        codes, uniques = names.cat.codes.to_numpy(), names.cat.categories
+    else:
+        codes, uniques = pd.factorize(names.astype("object"), use_na_sentinel=True)
     table = np.array([is_communication_name(u) for u in uniques] + [False], dtype=bool)
     mask = table[codes]  # code -1 (no name) reads the last slot
     if "collective" in launches.columns:

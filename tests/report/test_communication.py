@@ -50,6 +50,18 @@ def test_collective_arg_marks_a_kernel_without_a_library_name() -> None:
     assert cm.communication_mask(frame).tolist() == [True, False, True]
 
 
+def test_categorical_names_classified_as_their_texts() -> None:
+    # the schema's categorical names are classified through their codes: the same mask as the
+    # texts, a missing name (code -1) not communication, an unused category harmless
+    names = [NCCL, "gemm", None, NCCL, "void rcclKernel_AllGather(ncclWork*)", "gemm"]
+    as_text = pd.DataFrame({"name": pd.Series(names, dtype="object")})
+    categorical = pd.Categorical(names, categories=[*sorted({n for n in names if n}), "unused"])
+    as_category = pd.DataFrame({"name": categorical})
+    expected = [True, False, False, True, True, False]
+    assert cm.communication_mask(as_text).tolist() == expected
+    assert cm.communication_mask(as_category).tolist() == expected
+
+
 def _trace(tmp_path: Path, extra_args: dict[str, Any] | None = None) -> Profile:
     """Device 0, times in us: NCCL on stream 20 over [0, 100) and [200, 260); computation on
     stream 7 over [50, 120) and [230, 240); launch calls of every kernel issued at 0 (the host

@@ -158,3 +158,17 @@ def test_first_call_lookup_without_calls_or_wanted_ids() -> None:
     assert host._first_call(none, np.array([1, -1, 7])).tolist() == [-1, -1, -1]
     assert host._first_call(np.array([3, 3, 1]), none).tolist() == []
     assert host._first_call(np.array([5]), np.array([5, 4, 6])).tolist() == [0, -1, -1]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_streams_in_order_match_a_sorted_groupby(seed: int) -> None:
+    # the (device, stream) groups of stream_pace without a groupby: the same rows, the pairs in
+    # the same ascending order (-1 stands for a missing id)
+    rng = np.random.default_rng(seed)
+    device = rng.integers(-1, 3, size=500).astype(float)
+    stream = rng.choice([-1.0, 7.0, 13.0, 20.0], size=500)
+    frame = pd.DataFrame({"device": device, "stream": stream})
+    expected = [g.index.tolist() for _, g in frame.groupby(["device", "stream"], sort=True)]
+    groups = host._streams_in_order(device, stream)
+    assert [sorted(rows.tolist()) for rows in groups] == expected
+    assert [rows.tolist() for rows in groups] == expected  # each group in row order (stable)
