@@ -353,10 +353,12 @@ def ncu_rules(rules: pd.DataFrame | None) -> tuple[Mapping[str, Any], ...]:
     if rules is None or rules.empty:
         return ()
     out: dict[tuple[str, str, str, str], dict[str, Any]] = {}
-    rows: Any = rules.itertuples(index=False)  # named tuples of the rules schema
-    for row in rows:
-        text = "" if pd.isna(row.description) else str(row.description)
-        key = (_s(row.section), _s(row.rule), _s(row.rule_type), text[:60])
+    names = ("section", "rule", "rule_type", "description", "speedup_type")
+    # the columns as Python values once (a row at a time, text columns cost a lookup per cell)
+    columns = [rules[c].tolist() for c in (*names, "estimated_speedup_frac")]
+    for section, rule, rule_type, description, speedup_type, est in zip(*columns, strict=True):
+        text = "" if pd.isna(description) else str(description)
+        key = (_s(section), _s(rule), _s(rule_type), text[:60])
         entry = out.setdefault(
             key,
             {
@@ -364,13 +366,12 @@ def ncu_rules(rules: pd.DataFrame | None) -> tuple[Mapping[str, Any], ...]:
                 "rule": key[1],
                 "rule_type": key[2],
                 "description": text,
-                "speedup_type": _s(row.speedup_type) or None,
+                "speedup_type": _s(speedup_type) or None,
                 "estimated_speedup_frac": None,
                 "launches": 0,
             },
         )
         entry["launches"] += 1
-        est = row.estimated_speedup_frac
         if not pd.isna(est):
             best = entry["estimated_speedup_frac"]
             entry["estimated_speedup_frac"] = float(est) if best is None else max(best, float(est))
