@@ -1,9 +1,13 @@
-"""Kineto trace events -> compact columns, one event at a time.
+"""Kineto trace events -> compact columns.
 
 :class:`Collector` takes the events of :func:`parsers.kineto.stream.iter_events` and keeps, per
 category, only the fields the profile needs, in ``array`` columns (8 bytes a value) with every
 repeated text (kernel, operator and API names, thread keys) stored once and referred to by a
-code: a trace of millions of events keeps a few dozen distinct names.
+code: a trace of millions of events keeps a few dozen distinct names.  The codes are given as
+the events come; the other fields are kept as they came, a tuple per event, and converted a
+column at a time every :data:`ROWS_KEPT` events of a category (numpy, when every value of the
+column is a plain int or ``Decimal``; one value at a time through :func:`integer`, :func:`ns`
+and :func:`number` otherwise, so both give the same columns).
 
 Categories read (``cat``, compared in lower case; Kineto's older spellings in parentheses):
 
@@ -32,9 +36,12 @@ from __future__ import annotations
 import math
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
+from itertools import chain
 from typing import Any
+
+import numpy as np
 
 from parsers.codes import FirstSeen
 
@@ -88,13 +95,29 @@ class Collector:
         self.categories: Counter[str] = Counter()
         self.runtime_names: Counter[str] = Counter()  # for the non-NVIDIA check (hip*, mtia*)
         self._spelled: dict[str, str] = {}  # a category as written -> its name above
+        self._kernel_rows: list[tuple[Any, ...]] = []  # rows not yet in the columns
+        self._transfer_rows: list[tuple[Any, ...]] = []
+        self._runtime_rows: list[tuple[Any, ...]] = []
+        self._op_rows: list[tuple[Any, ...]] = []
 
     def add_all(self, events: Iterable[Mapping[str, Any]]) -> Collector:
+        """:meth:`add` every event, then :meth:`finish`."""
         for event in events:
             self.add(event)
+        return self.finish()
+
+    def finish(self) -> Collector:
+        """Move the rows :meth:`add` keeps as they came into the columns."""
+        self._flush_kernels()
+        self._flush_transfers()
+        self._flush_runtime()
+        self._flush_ops()
         return self
 
     def add(self, event: Mapping[str, Any]) -> None:
+        """Take one event.  The name and thread codes are given here, in event order; the
+        other fields of the timed categories are kept as they came, one tuple per event, and
+        converted a column at a time when :data:`ROWS_KEPT` have come (and by :meth:`finish`)."""
         if not isinstance(event, dict):
             return
         cat = event.get("cat")
@@ -110,80 +133,209 @@ class Collector:
         args = event.get("args")
         if not isinstance(args, dict):
             args = {}
+        get = args.get
         if cat == KERNEL:
-            self._kernel(event, args)
+            code = self.names.code(str(event.get("name", "")))
+            collective = get("Collective name")  # a communication kernel (record_param_comms)
+            rows = self._kernel_rows
+            rows.append(
+                (
+                    code, get("device"), get("context"), get("stream"), event.get("ts"),
+                    get("correlation"), get("grid"), get("block"), get("registers per thread"),
+                    self.names.code(collective)
+                    if isinstance(collective, str) and collective
+                    else MISSING,
+                    event.get("dur"), get("shared memory"),
+                )
+            )  # fmt: skip
+            if len(rows) >= ROWS_KEPT:
+                self._flush_kernels()
         elif cat in (MEMCPY, MEMSET):
-            self._transfer(event, args)
+            rows = self._transfer_rows
+            rows.append(
+                (
+                    self.names.code(str(event.get("name", ""))), get("device"), get("context"),
+                    get("stream"), event.get("ts"), get("correlation"), event.get("dur"),
+                    get("bytes"),
+                )
+            )  # fmt: skip
+            if len(rows) >= ROWS_KEPT:
+                self._flush_transfers()
         elif cat == RUNTIME:
-            self._runtime(event, args)
+            name = str(event.get("name", ""))
+            self.runtime_names[name] += 1
+            pid, tid = event.get("pid"), event.get("tid")
+            rows = self._runtime_rows
+            rows.append(
+                (
+                    self.names.code(name), self.threads.code(_thread(pid, tid)), pid, tid,
+                    event.get("ts"), get("correlation"), event.get("dur"),
+                )
+            )  # fmt: skip
+            if len(rows) >= ROWS_KEPT:
+                self._flush_runtime()
         elif cat == CPU_OP:
             start = ns(event.get("ts"))
-            if start != MISSING:
-                ops = self.ops
-                ops["name"].append(self.names.code(str(event.get("name", ""))))
-                ops["thread"].append(self.threads.code(_thread(event.get("pid"), event.get("tid"))))
-                ops["start"].append(start)
-                ops["end"].append(start + max(0, ns(event.get("dur"))))
+            if start != MISSING:  # (the codes only of the operators kept)
+                rows = self._op_rows
+                rows.append(
+                    (
+                        self.names.code(str(event.get("name", ""))),
+                        self.threads.code(_thread(event.get("pid"), event.get("tid"))),
+                        start, event.get("dur"),
+                    )
+                )  # fmt: skip
+                if len(rows) >= ROWS_KEPT:
+                    self._flush_ops()
         elif cat == SYNC:
-            corr = integer(args.get("correlation"))
-            kind = args.get("cuda_sync_kind", event.get("name"))
+            corr = integer(get("correlation"))
+            kind = get("cuda_sync_kind", event.get("name"))
             if corr != MISSING and isinstance(kind, str):
                 self.syncs[corr] = kind
         elif cat == COUNTERS:
             values = {k: float(v) for k, v in args.items() if _is_number(v)}
-            device = integer(args.get("device", event.get("pid")))  # GPU rows: pid = device
+            device = integer(get("device", event.get("pid")))  # GPU rows: pid = device
             self.counters.append((str(event.get("name", "")), device, values))
 
-    def _place(self, cols: Any, event: Mapping[str, Any], args: Mapping[str, Any]) -> None:
-        """What a kernel and a copy both record: name, device, context, stream, start and
-        correlation id."""
-        cols["name"].append(self.names.code(str(event.get("name", ""))))
-        cols["device"].append(integer(args.get("device")))
-        cols["context"].append(integer(args.get("context")))
-        cols["stream"].append(integer(args.get("stream")))
-        cols["start"].append(ns(event.get("ts")))
-        cols["corr"].append(integer(args.get("correlation")))
-
-    def _kernel(self, event: Mapping[str, Any], args: Mapping[str, Any]) -> None:
+    def _flush_kernels(self) -> None:
+        rows, self._kernel_rows = self._kernel_rows, []
+        if not rows:
+            return
         cols = self.kernels
-        self._place(cols, event, args)
-        for key, (x, y, z) in _DIMS:
-            dims = args.get(key)
-            if isinstance(dims, list) and len(dims) == 3:
-                cols[x].append(integer(dims[0]))
-                cols[y].append(integer(dims[1]))
-                cols[z].append(integer(dims[2]))
-            else:
-                cols[x].append(MISSING)
-                cols[y].append(MISSING)
-                cols[z].append(MISSING)
-        cols["registers"].append(integer(args.get("registers per thread")))
-        collective = args.get("Collective name")  # a communication kernel (record_param_comms)
-        cols["collective"].append(
-            self.names.code(collective) if isinstance(collective, str) and collective else MISSING
-        )
-        floats = self.kernel_floats
-        floats["duration"].append(number(event.get("dur")) * 1000.0)  # duration_ns, inlined
-        floats["shared"].append(number(args.get("shared memory")))
+        (name, device, context, stream, ts, corr, grid, block, registers, collective, dur,
+         shared) = zip(*rows, strict=True)  # fmt: skip
+        del rows
+        _extend(cols["name"], name)
+        _place(cols, device, context, stream, ts, corr)
+        for values, (x, y, z) in zip((grid, block), (col for _, col in _DIMS), strict=True):
+            dims = _dims(values)
+            _extend(cols[x], dims[:, 0])
+            _extend(cols[y], dims[:, 1])
+            _extend(cols[z], dims[:, 2])
+        _extend(cols["registers"], integers(registers))
+        _extend(cols["collective"], collective)
+        _extend(self.kernel_floats["duration"], numbers(dur) * 1000.0)  # duration_ns
+        _extend(self.kernel_floats["shared"], numbers(shared))
 
-    def _transfer(self, event: Mapping[str, Any], args: Mapping[str, Any]) -> None:
+    def _flush_transfers(self) -> None:
+        rows, self._transfer_rows = self._transfer_rows, []
+        if not rows:
+            return
         cols = self.transfers
-        self._place(cols, event, args)
-        self.transfer_floats["duration"].append(duration_ns(event.get("dur")))
-        self.transfer_floats["bytes"].append(number(args.get("bytes")))
+        name, device, context, stream, ts, corr, dur, size = zip(*rows, strict=True)
+        del rows
+        _extend(cols["name"], name)
+        _place(cols, device, context, stream, ts, corr)
+        _extend(self.transfer_floats["duration"], numbers(dur) * 1000.0)
+        _extend(self.transfer_floats["bytes"], numbers(size))
 
-    def _runtime(self, event: Mapping[str, Any], args: Mapping[str, Any]) -> None:
-        name = str(event.get("name", ""))
-        self.runtime_names[name] += 1
+    def _flush_runtime(self) -> None:
+        rows, self._runtime_rows = self._runtime_rows, []
+        if not rows:
+            return
         cols = self.runtime
-        pid, tid = event.get("pid"), event.get("tid")
-        cols["name"].append(self.names.code(name))
-        cols["thread"].append(self.threads.code(_thread(pid, tid)))
-        cols["pid"].append(integer(pid))
-        cols["tid"].append(integer(tid))
-        cols["start"].append(ns(event.get("ts")))
-        cols["corr"].append(integer(args.get("correlation")))
-        self.runtime_floats["duration"].append(duration_ns(event.get("dur")))
+        name, thread, pid, tid, ts, corr, dur = zip(*rows, strict=True)
+        del rows
+        _extend(cols["name"], name)
+        _extend(cols["thread"], thread)
+        _extend(cols["pid"], integers(pid))
+        _extend(cols["tid"], integers(tid))
+        _extend(cols["start"], nanoseconds(ts))
+        _extend(cols["corr"], integers(corr))
+        _extend(self.runtime_floats["duration"], numbers(dur) * 1000.0)
+
+    def _flush_ops(self) -> None:
+        rows, self._op_rows = self._op_rows, []
+        if not rows:
+            return
+        ops = self.ops
+        name, thread, start, dur = zip(*rows, strict=True)
+        del rows
+        starts = np.array(start, dtype=np.int64)  # each a 64-bit value (ns)
+        lengths = np.maximum(nanoseconds(dur), 0)
+        if np.any(starts > INT64_MAX - lengths):  # an end no 64-bit column holds: as before
+            ends = [s + max(0, ns(d)) for s, d in zip(start, dur, strict=True)]
+            array("q").extend(ends)  # (raises, as the append of such an end did)
+        _extend(ops["name"], name)
+        _extend(ops["thread"], thread)
+        _extend(ops["start"], starts)
+        _extend(ops["end"], starts + lengths)
+
+
+#: rows of a category kept as tuples before their columns are converted (bounded memory)
+ROWS_KEPT = 1 << 16
+_INT64_MIN = -(2**63)
+
+
+def _extend(column: array, values: Any) -> None:
+    """Append ``values`` (a tuple of ints, or an array of the column's type) to ``column``."""
+    if isinstance(values, np.ndarray):
+        dtype = np.int64 if column.typecode == "q" else np.float64
+        column.frombytes(values.astype(dtype).tobytes())
+    else:
+        column.extend(values)
+
+
+def _place(
+    cols: dict[str, array], device: Any, context: Any, stream: Any, ts: Any, corr: Any
+) -> None:
+    """What a kernel and a copy both record: device, context, stream, start and correlation
+    id."""
+    _extend(cols["device"], integers(device))
+    _extend(cols["context"], integers(context))
+    _extend(cols["stream"], integers(stream))
+    _extend(cols["start"], nanoseconds(ts))
+    _extend(cols["corr"], integers(corr))
+
+
+def integers(values: Sequence[Any]) -> np.ndarray:
+    """:func:`integer` of each value: at once when every one is an int, else one by one."""
+    if set(map(type, values)) == {int}:
+        try:
+            out = np.array(values, dtype=np.int64)
+        except OverflowError:  # one beyond 64 bits: missing, as integer() says
+            pass
+        else:
+            out[out == _INT64_MIN] = MISSING  # -2**63: outside the columns' range
+            return out
+    return np.array([integer(v) for v in values], dtype=np.int64)
+
+
+def nanoseconds(values: Sequence[Any]) -> np.ndarray:
+    """:func:`ns` of each value: every int or Decimal times 1000 (exact), at once checked to
+    fit 64 bits; one by one otherwise."""
+    if set(map(type, values)) <= {Decimal, int}:
+        try:
+            out = np.array([int(v * 1000) for v in values], dtype=np.int64)
+        except (ValueError, OverflowError, ArithmeticError):
+            pass
+        else:
+            out[out == _INT64_MIN] = MISSING
+            return out
+    return np.array([ns(v) for v in values], dtype=np.int64)
+
+
+def numbers(values: Sequence[Any]) -> np.ndarray:
+    """:func:`number` of each value (float64): at once when every one is an int or a
+    Decimal, one by one otherwise."""
+    if set(map(type, values)) <= {Decimal, int}:
+        try:
+            return np.array(values, dtype=np.float64)
+        except (ValueError, OverflowError, ArithmeticError, TypeError):
+            pass
+    return np.array([number(v) for v in values], dtype=np.float64)
+
+
+def _dims(values: Sequence[Any]) -> np.ndarray:
+    """A kernel's ``grid`` / ``block`` values as (n, 3) int64: :func:`integer` of each of a
+    3-list's items, missing for anything else."""
+    if set(map(type, values)) == {list} and set(map(len, values)) == {3}:
+        return integers(list(chain.from_iterable(values))).reshape(-1, 3)
+    out = np.full((len(values), 3), MISSING, dtype=np.int64)
+    for i, dims in enumerate(values):
+        if isinstance(dims, list) and len(dims) == 3:
+            out[i] = [integer(v) for v in dims]
+    return out
 
 
 def _thread(pid: Any, tid: Any) -> tuple[Any, Any]:
