@@ -220,9 +220,12 @@ def analyse_profile(
     return Run(profile, characterization, note, analysis, data, host)
 
 
-def build(run: Run, model_inputs: ModelInputs | None = None, steps: Steps = DIRECT) -> Report:
+def build(
+    run: Run, model_inputs: ModelInputs | None = None, steps: Steps = DIRECT, pages: bool = True
+) -> Report:
     """The report's values for ``run`` (:func:`advisor.report.build.build`), with the
-    predictions' inputs (``--app``, ``--kernels``) on the run's device."""
+    predictions' inputs (``--app``, ``--kernels``) on the run's device.  ``pages``: False
+    leaves out what only the HTML and Markdown show (``report --json`` alone)."""
     from advisor.report import build as report
     from advisor.report.predictions import ModelInputs
 
@@ -237,6 +240,7 @@ def build(run: Run, model_inputs: ModelInputs | None = None, steps: Steps = DIRE
             k["name"]: k["locations"] for k in run.data.get("kernels", ()) if "locations" in k
         },
         host=run.host,
+        pages=pages,
     )
 
 

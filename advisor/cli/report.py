@@ -179,8 +179,9 @@ def report_cmd(
     folded = data["application"].get("other_kernels") or {}
     kernels = len(data["kernels"]) + int(folded.get("kernels", 0))  # scored + folded
     built = None  # the Report, built once for the JSON's carried predictions and the pages
+    pages = html_path is not None or markdown_path is not None
     if json_path is not None:
-        built = pipeline.build(run, models, steps=bar)
+        built = pipeline.build(run, models, steps=bar, pages=pages)
         if models.predict_gpus:  # the carried predictions join the JSON only when asked for
             data = {**data, "bsp_other_gpus": other_gpus_json(built.predictions)}
         # the verdict the HTML and the Markdown render, with each figure named (docs/report.md)

@@ -185,7 +185,8 @@ def analyse_one(job: Job, settings: Settings) -> Entry:
         run = pipeline.analyse([job.path], settings.device, settings.speedup_form)
         data, note = run.data, run.device_note
         folders = settings.folders()
-        built = pipeline.build(run)  # as report FILE (no --app/--kernels with --per-file)
+        pages = "html" in folders or "markdown" in folders
+        built = pipeline.build(run, pages=pages)  # as report FILE (no --app/--kernels here)
         if "json" in folders:
             verdict = {"verdict": verdict_json(built)}  # as report FILE --json
             _write(folders["json"], job, "json", pipeline.json_text({**data, **verdict}))

@@ -418,6 +418,7 @@ def build(
     model_inputs: ModelInputs | None = None,
     locations: Mapping[str, Mapping[str, Any]] | None = None,
     host: HostView | None = _NOT_GIVEN,
+    pages: bool = True,
 ) -> Report:
     """The report of ``analysis`` (from :func:`advisor.criteria.evaluate` on ``profile``).
 
@@ -426,7 +427,10 @@ def build(
     kernel's ``locations`` of the analysis JSON (:func:`advisor.report.locations.attach`), by
     kernel name: the hints say where in the code and the limiters give their stall reasons.
     ``host``: the profile's host view when the caller has built it already (None: it has none);
-    built here when not given."""
+    built here when not given.  ``pages``: False leaves out what only the HTML and Markdown
+    pages show and ``report --json`` does not write (the streams advice, the timeline, the
+    roofline chart): on a trace of a million launches the timeline alone holds some 100 MiB
+    of arrays at the run's peak."""
     data = to_json(analysis)
     app = data["application"]
     profilers = profilers_of(data)
@@ -462,7 +466,7 @@ def build(
         profile_devices=_profile_devices(profile),
         speedup_form=data["speedup_form"],
     )
-    streams, streams_notes = _streams(profile)
+    streams, streams_notes = _streams(profile) if pages else ((), ())
     model_inputs = model_inputs or ModelInputs()
     if model_inputs.device is None:
         model_inputs = replace(model_inputs, device=database_device(data["device"]))
@@ -477,11 +481,11 @@ def build(
         kernels_not_listed=max(len(rows), int(app["kernels"])) - len(shown),  # folded: counted
         streams=streams,
         streams_notes=streams_notes,
-        timeline=timeline(profile),
+        timeline=timeline(profile) if pages else None,
         notes=for_inputs([*data["notes"], *_device_notes(data["device"])], profilers),
         analysis_json=data,
         predictions=build_predictions(profile, kernels, model_inputs),
-        roofline=build_roofline(profile, kernels, data["device"]),
+        roofline=build_roofline(profile, kernels, data["device"]) if pages else None,
         verdict=lead_with_limit(
             replace(
                 _verdict(

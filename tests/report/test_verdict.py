@@ -263,3 +263,25 @@ def test_no_limiting_unit_is_claimed_without_speed_of_light(samples: Path, tmp_p
     for text in ("\n\n".join(md.split("\n\n")[:2]), verdict):  # verdict and facts line
         assert "of peak" not in text and "limited by" not in text
     assert 'class="limits"' not in html
+
+
+def test_json_alone_builds_no_page_only_part_and_writes_the_same_verdict(
+    tmp_path: Path, samples: Path
+) -> None:
+    """``report --json`` without a page builds no timeline, streams advice nor roofline chart
+    (on a million-launch trace the timeline's arrays set the run's peak memory), and the JSON
+    is byte for byte the one written beside the pages."""
+    from advisor import pipeline
+    from advisor.report.build import verdict_json
+
+    trace = samples / "synthetic_nvprof_gputrace.csv"
+    run_ = pipeline.analyse([str(trace)])
+    lean, full = pipeline.build(run_, pages=False), pipeline.build(run_)
+    assert (lean.timeline, lean.streams, lean.roofline) == (None, (), None)
+    assert full.timeline is not None and full.streams  # the check can fail: a trace has both
+    assert verdict_json(lean) == verdict_json(full)
+    alone, beside = tmp_path / "alone.json", tmp_path / "beside.json"
+    assert run("report", str(trace), "--json", str(alone), "-q")[0] == 0
+    code = run("report", str(trace), "--json", str(beside), "-o", str(tmp_path / "r.html"), "-q")[0]
+    assert code == 0
+    assert alone.read_bytes() == beside.read_bytes()
