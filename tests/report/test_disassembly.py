@@ -257,32 +257,24 @@ def test_the_helpers_reading_is_used_and_the_analysis_is_the_same(
 
 
 @pytest.mark.real_profiles
+@pytest.mark.parametrize("when", ["at once", "after the results"])
 def test_a_killed_helper_leaves_the_analysis_the_same(
-    real_profiles: Path, ncu_module: ModuleType, monkeypatch: pytest.MonkeyPatch
+    real_profiles: Path, ncu_module: ModuleType, monkeypatch: pytest.MonkeyPatch, when: str
 ) -> None:
+    """Killed at once: everything is read here; killed after the results: those come from the
+    helper, the per-instruction counters and SASS are read here."""
     path = _reports(real_profiles)[0]
     alone, _, _ = _analysed(path, monkeypatch, ncu_module)
     disassembly.start([str(path)])
     (helper,) = disassembly._HELPERS.values()
-    helper.process.kill()
-    helped, counted, reads = _analysed(path, monkeypatch, ncu_module)
-    assert counted and reads and helped == alone
-
-
-@pytest.mark.real_profiles
-def test_a_helper_killed_after_the_results_leaves_the_analysis_the_same(
-    real_profiles: Path, ncu_module: ModuleType, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The results from the helper, the per-instruction counters and SASS read here."""
-    path = _reports(real_profiles)[0]
-    alone, _, _ = _analysed(path, monkeypatch, ncu_module)
-    disassembly.start([str(path)])
-    (helper,) = disassembly._HELPERS.values()
-    assert helper.actions() is not None
-    helper.stop()
-    helper.counters.clear()
-    helper.launches.clear()
-    helper.counters_done = False
+    if when == "at once":
+        helper.process.kill()
+    else:
+        assert helper.actions() is not None
+        helper.stop()
+        helper.counters.clear()
+        helper.launches.clear()
+        helper.counters_done = False
     helped, counted, reads = _analysed(path, monkeypatch, ncu_module)
     assert counted and reads and helped == alone
 
