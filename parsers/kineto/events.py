@@ -33,6 +33,7 @@ three decimals exactly).
 
 from __future__ import annotations
 
+import gc
 import math
 from array import array
 from collections import Counter
@@ -101,10 +102,20 @@ class Collector:
         self._op_rows: list[tuple[Any, ...]] = []
 
     def add_all(self, events: Iterable[Mapping[str, Any]]) -> Collector:
-        """:meth:`add` every event, then :meth:`finish`."""
-        for event in events:
-            self.add(event)
-        return self.finish()
+        """:meth:`add` every event, then :meth:`finish`.
+
+        The cyclic garbage collector is paused meanwhile: the events and rows make no cycles
+        (each is freed by its reference count), and its passes over the millions of objects
+        made and freed took about a sixth of the read."""
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            for event in events:
+                self.add(event)
+            return self.finish()
+        finally:
+            if paused:
+                gc.enable()
 
     def finish(self) -> Collector:
         """Move the rows :meth:`add` keeps as they came into the columns."""
@@ -344,8 +355,14 @@ def _thread(pid: Any, tid: Any) -> tuple[Any, Any]:
     return (_scalar(pid), _scalar(tid))
 
 
+#: the types a thread key keeps as they are (the common case, tested first by exact type)
+_SCALARS = (str, int, float, Decimal)
+
+
 def _scalar(value: Any) -> Any:
-    return value if value is None or isinstance(value, str | int | float | Decimal) else repr(value)
+    if value is None or type(value) in _SCALARS or isinstance(value, _SCALARS):
+        return value
+    return repr(value)
 
 
 def _is_number(value: Any) -> bool:

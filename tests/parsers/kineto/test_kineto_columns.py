@@ -116,3 +116,23 @@ def test_columns_equal_the_per_value_conversions(
         "Memcpy HtoD (Pinned -> Device)",
         "op1",
     ]
+
+
+def test_the_garbage_collector_is_given_back_as_it_was() -> None:
+    import gc
+
+    def failing() -> Any:
+        yield {"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1, "args": {}}
+        assert not gc.isenabled()  # paused while the events are read
+        raise ValueError("damaged")
+
+    assert gc.isenabled()
+    with pytest.raises(ValueError, match="damaged"):
+        Collector().add_all(failing())
+    assert gc.isenabled()  # back on after an error
+    gc.disable()
+    try:
+        Collector().add_all([])
+        assert not gc.isenabled()  # left off when it was off
+    finally:
+        gc.enable()
