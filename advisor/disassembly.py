@@ -38,11 +38,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # loaded when a helper is read from (``report --help`` does not)
-    from advisor.ncu_read import Launch, RawAction, RawInstructions
+    from advisor.ncu_read import RawAction, RawInstructions, Read
 
 #: seconds a command waits in all for one helper before disassembling in-process
 TIMEOUT = 30.0
@@ -63,17 +62,6 @@ PC_METRICS = ("inst_executed", "smsp__pcsamp_sample_count")
 STALL_PREFIX = "smsp__pcsamp_warps_issue_stalled_"
 #: the magic at the start of every Nsight Compute report (parsers.ncu.rep_file.MAGIC)
 _MAGIC = b"NVR\0"
-
-
-@dataclass(frozen=True)
-class Read:
-    """The results the helper read (:func:`advisor.ncu_read.read_actions`), the module's log
-    lines while it loaded and read the report, and the module's version."""
-
-    actions: list[RawAction]
-    launches: list[Launch]
-    logged: list[str]
-    module_version: str
 
 
 class Helper:
@@ -114,7 +102,7 @@ class Helper:
 
     def _take(self, message: Any) -> None:
         """Keep one line the helper wrote (the module docstring)."""
-        from advisor.ncu_read import Launch, action_from_json
+        from advisor.ncu_read import Launch, Read, action_from_json
 
         if isinstance(message, list):
             r, a, pairs = message
@@ -233,6 +221,9 @@ def start(paths: Iterable[str]) -> None:
         except OSError:
             return
         _HELPERS[_key(path)] = Helper(path, process)
+        from advisor import ncu_read
+
+        ncu_read.AHEAD = _AHEAD  # the readers ask the helpers first
 
 
 def lookup(path: str, range_index: int, action_index: int, pc: int) -> str | None:
@@ -254,6 +245,21 @@ def instructions(path: str, range_index: int, action_index: int) -> RawInstructi
     them; None where it did not (the command then reads them in-process)."""
     helper = _helper(path)
     return helper.instructions(range_index, action_index) if helper is not None else None
+
+
+class _ReadAhead:
+    """The helpers as :class:`advisor.ncu_read.ReadAhead`."""
+
+    def actions(self, path: str) -> Read | None:
+        return actions(path)
+
+    def instructions(
+        self, path: str, range_index: int, action_index: int
+    ) -> RawInstructions | None:
+        return instructions(path, range_index, action_index)
+
+
+_AHEAD = _ReadAhead()
 
 
 def _helper(path: str) -> Helper | None:

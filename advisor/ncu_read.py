@@ -27,7 +27,7 @@ import warnings
 from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from advisor.errors import one_line
 from advisor.text import printable
@@ -123,6 +123,42 @@ class RawInstructions:
     starts: tuple[int, ...]
     where: Mapping[int, tuple[str, int]]
     sources: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Read:
+    """A report's results as read (:func:`read_actions`) elsewhere, the module's log lines
+    while it loaded and read the report, and the module's version."""
+
+    actions: list[RawAction]
+    launches: list[Launch]
+    logged: list[str]
+    module_version: str
+
+
+class ReadAhead(Protocol):
+    """Where a report's records may already be read: the report command's helper process
+    (:mod:`advisor.disassembly`, installed in :data:`AHEAD` when it starts one)."""
+
+    def actions(self, path: str) -> Read | None: ...
+
+    def instructions(
+        self, path: str, range_index: int, action_index: int
+    ) -> RawInstructions | None: ...
+
+
+#: the records read ahead, if a helper process was started; None: the readers read here
+AHEAD: ReadAhead | None = None
+
+
+def actions_ahead(path: str) -> Read | None:
+    """The results of the report ``path`` as read ahead; None: read them here."""
+    return None if AHEAD is None else AHEAD.actions(path)
+
+
+def instructions_ahead(path: str, range_index: int, action_index: int) -> RawInstructions | None:
+    """One launch's per-instruction counters as read ahead; None: read them here."""
+    return None if AHEAD is None else AHEAD.instructions(path, range_index, action_index)
 
 
 def has_source_counters(action: Any) -> bool:

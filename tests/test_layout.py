@@ -36,8 +36,16 @@ PACKAGES = ("advisor", "parsers")
 #: what the walk finds: import statements and ``import_module("literal")`` calls
 ImportNode = ast.Import | ast.ImportFrom | ast.Call
 
-#: the ``advisor`` modules the readers may import (besides anything in ``parsers``)
-PARSERS_MAY_IMPORT = ("advisor.errors", "advisor.profile", "advisor.schema", "advisor.metric_map")
+#: the ``advisor`` modules the readers may import (besides anything in ``parsers``):
+#: ``advisor.ncu_read`` holds the records of an Nsight Compute report read with the standard
+#: library only, so that the report command's helper process can read them without pandas
+PARSERS_MAY_IMPORT = (
+    "advisor.errors",
+    "advisor.profile",
+    "advisor.schema",
+    "advisor.metric_map",
+    "advisor.ncu_read",
+)
 #: the presentation layers: nothing below them imports them
 PRESENTATION = ("advisor.report", "advisor.render", "advisor.cli")
 #: (importing packages, forbidden targets): no module of the first imports one of the second

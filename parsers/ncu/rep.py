@@ -40,8 +40,8 @@ from types import ModuleType
 from typing import Any
 
 from advisor.errors import InputError, MalformedInput, MissingDependency, UnreadableInput, one_line
+from advisor.ncu_read import actions_ahead, module_version, read_actions
 from advisor.ncu_read import captured_stderr as _captured_stderr
-from advisor.ncu_read import module_version, read_actions
 from advisor.profile import Profile, Provenance
 from parsers.ncu.rep_file import MAGIC, ReportLayout, scan
 from parsers.ncu.rep_frames import RawAction, build_frames
@@ -195,11 +195,10 @@ def _actions(
 
 def _from_helper(path: str, layout: ReportLayout) -> Profile | None:
     """The profile from the results the report command's helper process read
-    (:mod:`advisor.disassembly`), if it read them; None to read them here (also where the
-    helper read none: the reading here then says why)."""
-    from advisor import disassembly
-
-    read = disassembly.actions(path)
+    (:mod:`advisor.disassembly`, through :data:`advisor.ncu_read.AHEAD`), if it read them;
+    None to read them here (also where the helper read none: the reading here then says
+    why)."""
+    read = actions_ahead(path)
     if read is None or not read.actions:
         return None
     profile = _profile(path, layout, read.actions, read.module_version, read.logged)

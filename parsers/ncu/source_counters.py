@@ -44,7 +44,7 @@ from advisor.ncu_read import CODES as CODES
 from advisor.ncu_read import COUNTERS as COUNTERS
 from advisor.ncu_read import MARKER as MARKER
 from advisor.ncu_read import STALL_PREFIX as STALL_PREFIX
-from advisor.ncu_read import RawInstructions, raw_instructions
+from advisor.ncu_read import RawInstructions, instructions_ahead, raw_instructions
 from advisor.ncu_read import has_source_counters as has_source_counters
 
 _OPCODE = re.compile(r"^\s*(?:@!?U?P\w+\s+)?([A-Za-z_]\S*)")
@@ -317,9 +317,7 @@ def instructions_from(
 
 def _helper_instructions(launch: tuple[str, int, int]) -> RawInstructions | None:
     """The launch's counters as the report command's helper process read them, if it did."""
-    from advisor import disassembly
-
-    return disassembly.instructions(*launch)
+    return instructions_ahead(*launch)
 
 
 #: the prefix of the per-instruction sums :func:`criterion_sums` gives (the criteria's
