@@ -26,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 
-from advisor.errors import NoKernelData, UnrecognisedFormat
+from advisor.errors import MalformedInput, NoKernelData, UnrecognisedFormat
 from advisor.profile import Profile, Provenance
 from parsers.kineto import frames
 from parsers.kineto.events import COUNTERS, CPU_OP, KERNEL, MEMCPY, MEMSET, SYNC, Collector
@@ -41,7 +41,13 @@ def read_kineto(path: str, selected: Selection) -> Profile:
     """The profile of one Kineto trace (``selected``, the registry's metric selection, is
     applied by :func:`parsers.read`)."""
     header = read_header(path)
-    col = Collector().add_all(iter_events(path))
+    try:
+        col = Collector().add_all(iter_events(path))
+    except OverflowError as exc:  # a time the 64-bit nanosecond columns cannot hold
+        raise MalformedInput(
+            path, "an event's start plus duration is beyond the 64-bit nanosecond range "
+            f"(about 292 years since the epoch): {exc}",
+        ) from None  # fmt: skip
     _check_nvidia(path, header, col)
     names = frames.device_names(header)
     t0 = frames.origin(col)

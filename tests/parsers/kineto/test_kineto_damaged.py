@@ -122,3 +122,16 @@ def test_numbers_the_parser_gives_convert_as_the_columns_need() -> None:
     assert integer(Decimal("3.0")) == 3 and integer(Decimal("3.5")) == MISSING
     assert number(Decimal("2.5")) == 2.5 and number(10**400) != number(10**400)  # NaN
     assert number(False) != number(False)
+
+
+def test_an_end_beyond_the_64_bit_range_is_a_one_line_error(tmp_path: Path) -> None:
+    """An operator starting 9.2e15 µs after the epoch and lasting 9e15 µs ends past 2**63 ns:
+    no column holds it, and the file is refused as malformed (exit 3), not an internal error."""
+    huge = {"ph": "X", "cat": "cpu_op", "name": "aten::huge", "pid": 1, "tid": 1,
+            "ts": 9_200_000_000_000_000, "dur": 9_000_000_000_000_000, "args": {}}  # fmt: skip
+    path = write_trace(tmp_path / "t.json", [*step_events(), huge])
+    with pytest.raises(MalformedInput, match="64-bit nanosecond range"):
+        parsers.read(path)
+    code, _, err = run("report", str(path), "--json", str(tmp_path / "o.json"))
+    assert code == 3
+    assert_one_line_error(err, str(path))
