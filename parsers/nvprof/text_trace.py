@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from parsers.arrow_csv import line_offset
 from parsers.names import split_correlation, split_device, transfer_kind
 from parsers.nvprof.text_rows import Column, header_columns, units_row
 from parsers.source import Source, is_preamble
@@ -177,12 +178,10 @@ def _split(text: str) -> list[str]:
 
 
 def _line_offset(raw: bytes, index: int) -> int:
-    end = -1
-    for _ in range(index):
-        end = raw.find(b"\n", end + 1)
-        if end < 0:
-            raise _NotPlain
-    return end + 1
+    offset = line_offset(raw, index)
+    if offset is None:
+        raise _NotPlain
+    return offset
 
 
 class _Words:
