@@ -13,23 +13,13 @@ import parsers
 from advisor import pipeline
 from advisor.report import compare, compare_locations, locations
 from advisor.report.compare_locations import BY_LINE, BY_OPCODES, Rows
-from parsers.ncu import source_counters
 from tests.cli_helpers import run
+from tests.report.instruction_rows import instruction_rows
 
 
 def _rows(*specs: dict[str, Any]) -> pd.DataFrame:
     """Instruction rows of one kernel ``k``: every counter 0 unless given."""
-    base = {"function": "k", "sass": "", "opcode": "NOP", "file": "", "line": 0}
-    out = []
-    for i, spec in enumerate(specs):
-        row = {**base, "pc": 16 * i, "pc_offset": 16 * i, **spec}
-        for column in source_counters.COUNTERS:
-            row.setdefault(column, 0.0)
-        out.append(row)
-    frame = pd.DataFrame(out)
-    stalls = [c for c in frame.columns if c.startswith("stall_")]
-    frame[stalls] = frame[stalls].fillna(0.0)
-    return frame
+    return instruction_rows(*specs)
 
 
 def test_lines_match_by_file_name_and_line_across_folders() -> None:

@@ -25,24 +25,12 @@ from advisor.report import locations
 from advisor.report.sarif import sarif_log
 from parsers.ncu import source_counters
 from tests.cli_helpers import assert_one_line_error, run
+from tests.report.instruction_rows import instruction_rows
 
 
 def _rows(*specs: dict[str, Any]) -> pd.DataFrame:
-    """Instruction rows: every counter 0 unless given; ``line`` 0 means no line info."""
-    base = {"function": "k", "pc": 0, "pc_offset": 0, "sass": "NOP", "opcode": "NOP",
-            "file": "k.cu", "line": 0}  # fmt: skip
-    out = []
-    for i, spec in enumerate(specs):
-        row = {**base, "pc": 16 * i, "pc_offset": 16 * i, **spec}
-        if "sass" not in spec:
-            row["sass"] = row["opcode"]
-        for column in source_counters.COUNTERS:
-            row.setdefault(column, 0.0)
-        out.append(row)
-    frame = pd.DataFrame(out)
-    stalls = [c for c in frame.columns if c.startswith("stall_")]
-    frame[stalls] = frame[stalls].fillna(0.0)
-    return frame
+    """Instruction rows in ``k.cu``, each showing its opcode as its SASS unless given."""
+    return instruction_rows(*specs, file="k.cu", sass_is_opcode=True)
 
 
 # -- the waste ranking (pure functions over rows) --
