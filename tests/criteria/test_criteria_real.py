@@ -7,9 +7,8 @@ module: without it those tests skip, except under CI=true where its absence is a
 
 from __future__ import annotations
 
-import importlib.util
-import os
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -19,14 +18,6 @@ from advisor.criteria import evaluate
 from advisor.criteria.engine.analysis import COMPUTED, NOT_COMPUTABLE
 from advisor.devices.resolve import resolve_device
 from advisor.profile import merge
-
-
-@pytest.fixture(scope="module")
-def ncu_report_module() -> None:
-    if importlib.util.find_spec("ncu_report") is None:
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail("CI=true but the ncu_report module is not installed")
-        pytest.skip("ncu_report not installed: pip install 'cuda-advisor[ncu]'")
 
 
 def analyse(*paths: Path) -> Any:
@@ -40,7 +31,7 @@ def crit(analysis: Any, kernel: str, name: str) -> Any:
 
 
 def test_shared_report_bank_conflict_kernels_score_low(
-    real_profiles: Path, ncu_report_module: None
+    real_profiles: Path, ncu_module: ModuleType
 ) -> None:
     # The report's own rule: "992 bank conflicts, which represent 96.88% of the overall 1024
     # wavefronts for shared loads" in setColReadCol, setRowReadCol and setRowReadColDyn.
@@ -61,7 +52,7 @@ def test_shared_report_bank_conflict_kernels_score_low(
 
 
 def test_seq_align_one_busy_sm_scores_low_on_sm_balance(
-    real_profiles: Path, ncu_report_module: None
+    real_profiles: Path, ncu_module: ModuleType
 ) -> None:
     # fill_matrix runs one block on a 128-SM RTX 4090: sm__cycles_active.max = 1,124,124,
     # .avg = 8,782.22 (max / avg = 128) -> 1 - (max - avg) / max = avg / max = 1 / 128
@@ -127,7 +118,7 @@ def test_nvprof_trace_and_metrics_merged(real_profiles: Path) -> None:
 
 
 def test_uncoalesced_naive_conv_scores_low_on_l1(
-    real_profiles: Path, ncu_report_module: None
+    real_profiles: Path, ncu_module: ModuleType
 ) -> None:
     # hpca naive conv2d on an A100, 4 launches: source-counter ideal / actual global sectors
     # about 1.27e9 / 4.89e9 = 0.26 on average; Nsight Compute flags UncoalescedGlobalAccess.

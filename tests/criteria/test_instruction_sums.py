@@ -9,9 +9,8 @@ values; the decoding of the access codes and the recipes' effect on the real rep
 
 from __future__ import annotations
 
-import importlib.util
-import os
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -223,14 +222,6 @@ def test_only_kernels_that_need_the_sums_read_them(monkeypatch: pytest.MonkeyPat
 # -- the real reports --
 
 
-@pytest.fixture(scope="module")
-def ncu_report_module() -> None:
-    if importlib.util.find_spec("ncu_report") is None:
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail("CI=true but the ncu_report module is not installed")
-        pytest.skip("ncu_report not installed: pip install 'cuda-advisor[ncu]'")
-
-
 @pytest.mark.parametrize(
     "path",
     [
@@ -242,7 +233,7 @@ def ncu_report_module() -> None:
     ],
 )
 def test_requested_bytes_of_coalesced_kernels_equal_ncus_ideal_sectors(
-    real_profiles: Path, tuning_families: Path, ncu_report_module: None, path: str
+    real_profiles: Path, tuning_families: Path, ncu_module: ModuleType, path: str
 ) -> None:
     """Kernels whose global accesses are whole aligned warps of 4 B words: the requested bytes
     from the decoded access codes are exactly 32 B x Nsight Compute's ideal sector count."""
@@ -261,7 +252,7 @@ def test_requested_bytes_of_coalesced_kernels_equal_ncus_ideal_sectors(
 
 
 def test_ray_tracer_kernels_are_scored_from_their_instructions(
-    real_profiles: Path, ncu_report_module: None
+    real_profiles: Path, ncu_module: ModuleType
 ) -> None:
     """gpu-ray-tracer/report.ncu-rep has no kernel-level divergence or requested-byte counter:
     DIVERGENCE comes from the per-instruction lanes (before: not computable) and the
