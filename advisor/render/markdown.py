@@ -473,7 +473,8 @@ def _legend(view: _View) -> str:
     if 3 in view.columns:
         parts.append(
             "Headroom: 1 / the fraction of peak the kernel already uses (DRAM or FLOPs, else its "
-            "busiest unit)."
+            "busiest unit), capped at the launch floor (no launch runs faster than the shortest "
+            "one measured)."
         )
     if 4 in view.columns:
         parts.append(
