@@ -46,6 +46,7 @@ PTX = "ptx"
 SASS = "sass"
 TIMED = "timed"  # between the two clock64 reads
 KERNEL = "kernel"  # anywhere in the kernel
+LOOP = "loop"  # SASS only: the body of the loop that the timed region's last backward branch closes
 
 #: translation units that define measured kernels (main.cu is the host driver)
 _UNITS_WITH_KERNELS = ("arith", "memory", "shmem", "divergence")
@@ -53,7 +54,8 @@ _PTX_TIMER = re.compile(r"%clock64\b")
 _SASS_TIMER = re.compile(r"^CS2U?R U?R\d+, SR_CLOCKLO$")
 _PTX_ENTRY = re.compile(r"^\.(?:visible\s+)?\.entry\s+(\w+)\s*\(", re.MULTILINE)
 _SASS_FUNCTION = re.compile(r"^\s*Function : (\S+)\s*$", re.MULTILINE)
-_SASS_INSTRUCTION = re.compile(r"/\*[0-9a-f]{4,}\*/\s+([^;]*?)\s*;")
+_SASS_INSTRUCTION = re.compile(r"/\*([0-9a-f]{4,})\*/\s+([^;]*?)\s*;")
+_SASS_BRANCH = re.compile(r"\bBRA(?:\.[A-Z.]+)?\s+(?:`\()?0x([0-9a-f]+)")
 
 
 @dataclass(frozen=True)
@@ -151,11 +153,13 @@ def _memory() -> list[Expect]:
     for (level, access), (op, sass_op) in wide.items():
         kernel = f"mb_{level}_{access}_throughput"
         out.append(Expect(kernel, PTX, rf"^{re.escape(op)}\b", ILP, f"{op} per iteration"))
-        out.append(Expect(kernel, SASS, rf"^{sass_op}\b", ILP, "16-byte accesses per iteration"))
+        out.append(
+            Expect(kernel, SASS, rf"^{sass_op}\b", ILP, "16-byte accesses in the loop", LOOP)
+        )
     for n in (1, 2, 4, 8):
         kernel = f"mb_dram_sweep_ilp{n}"
         out.append(Expect(kernel, PTX, r"^ld\.global\.cg\.v4\.u32\b", n, "loads in flight"))
-        out.append(Expect(kernel, SASS, r"^LDG\.E\S*\.128\b", n, "16-byte loads per iteration"))
+        out.append(Expect(kernel, SASS, r"^LDG\.E\S*\.128\b", n, "16-byte loads in the loop", LOOP))
     return out
 
 
@@ -227,14 +231,44 @@ def _ptx_instructions(body: str) -> list[str]:
 
 def sass_kernels(text: str) -> dict[str, list[str]]:
     """Kernel name -> its SASS instructions, from ``cuobjdump -sass`` output."""
-    out: dict[str, list[str]] = {}
+    return {name: [ins for _, ins in listed] for name, listed in _sass_addressed(text).items()}
+
+
+def _sass_addressed(text: str) -> dict[str, list[tuple[int, str]]]:
+    """Kernel name -> (address, instruction) of each SASS instruction."""
+    out: dict[str, list[tuple[int, str]]] = {}
     matches = list(_SASS_FUNCTION.finditer(text))
     for i, match in enumerate(matches):
         end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
         body = text[match.end() : end]
         out[match.group(1)] = [
-            " ".join(m.group(1).split()) for m in _SASS_INSTRUCTION.finditer(body)
+            (int(m.group(1), 16), " ".join(m.group(2).split()))
+            for m in _SASS_INSTRUCTION.finditer(body)
         ]
+    return out
+
+
+def sass_loop_bodies(text: str) -> dict[str, list[str] | None]:
+    """Kernel name -> the instructions of the loop that the timed region's last backward branch
+    closes (its target through the branch); None without a timed region or such a branch.
+
+    A per-iteration count in the timed region cannot tell a load in the loop from one that ptxas
+    hoisted in front of it (both lie between the clock reads): with loop-invariant addresses it
+    moved the four loads of the shared and L1 throughput kernels out of their loop, which then
+    timed nothing but the XOR of the loaded words."""
+    out: dict[str, list[str] | None] = {}
+    for name, listed in _sass_addressed(text).items():
+        marks = [i for i, (_, ins) in enumerate(listed) if _SASS_TIMER.match(ins)]
+        out[name] = None
+        if len(marks) != 2:
+            continue
+        region = listed[marks[0] + 1 : marks[1]]
+        for address, ins in reversed(region):
+            branch = _SASS_BRANCH.search(ins)
+            if branch and region[0][0] <= int(branch.group(1), 16) < address:
+                target = int(branch.group(1), 16)
+                out[name] = [i for a, i in region if target <= a <= address]
+                break
     return out
 
 
@@ -263,12 +297,19 @@ def check_text(
     translation unit's kernels); :func:`missing_kernels` finds kernels that no file defines.
     """
     kernels = ptx_kernels(text) if level == PTX else sass_kernels(text)
+    loops = sass_loop_bodies(text) if level == SASS else {}
     out: list[CheckResult] = []
     for exp in expectations:
         if exp.level != level or exp.kernel not in kernels:
             continue
         instructions = kernels[exp.kernel]
-        scope = instructions if exp.scope == KERNEL else timed_region(instructions, level)
+        scope: list[str] | None
+        if exp.scope == KERNEL:
+            scope = instructions
+        elif exp.scope == LOOP:
+            scope = loops.get(exp.kernel)
+        else:
+            scope = timed_region(instructions, level)
         found = None if scope is None else count(scope, exp.pattern)
         out.append(CheckResult(arch, level, exp.kernel, exp.what, exp.count, found, source))
     return out
