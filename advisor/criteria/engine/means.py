@@ -40,30 +40,33 @@ def _launch_mean(pairs: Sequence[tuple[Unit, float]]) -> float:
     """:func:`weighted_mean` over the launches of (collapsed) units, on arrays: a cumulative sum
     adds in the order Python's ``sum`` does, so the result is bit-identical."""
     units = tuple(u for u, _ in pairs)
-    order, w = _launch_order(units)
-    counts = [u.count for u in units]
-    v = np.repeat(np.array([value for _, value in pairs], dtype=float), counts)[order]
+    unit_of, w, total = _launch_order(units)
+    v = np.array([value for _, value in pairs], dtype=float)[unit_of]
     if len(v) == 1:
         return float(v[0])
-    if not bool((w > 0).all()):  # NaN (unknown) is not > 0
+    if total is None:  # a weight unknown (NaN) or not > 0: equal weights
         return float(np.cumsum(v)[-1] / len(v))
-    return float(np.cumsum(w * v)[-1] / np.cumsum(w)[-1])
+    return float(np.cumsum(w * v)[-1] / total)
 
 
 #: the launch order of the unit tuples :func:`_launch_mean` saw last (a kernel's criteria average
 #: several inputs over the same units): key -> (the units themselves, kept so that their ids stay
-#: theirs while the entry lives; the order; the weights in that order)
-_ORDERS: dict[tuple[int, ...], tuple[tuple[Unit, ...], np.ndarray, np.ndarray]] = {}
+#: theirs while the entry lives; each launch's unit in launch order; the weights in that order;
+#: their sum)
+_ORDERS: dict[tuple[int, ...], tuple[tuple[Unit, ...], np.ndarray, np.ndarray, float | None]] = {}
 _ORDERS_KEPT = 16
 
 
-def _launch_order(units: tuple[Unit, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """The order that puts the launches of ``units`` in launch order, and their durations (the
-    weights) in that order."""
+def _launch_order(units: tuple[Unit, ...]) -> tuple[np.ndarray, np.ndarray, float | None]:
+    """For the launches of ``units`` in launch order: the index of each one's unit in
+    ``units``, their durations (the weights), and the weights' sum added in that order (the
+    cumulative sum's last value, as :func:`_launch_mean` divides by), or None when a weight is
+    unknown or not positive.  Computed once per tuple of units: a kernel's criteria average
+    several inputs over the same units."""
     key = tuple(map(id, units))
     hit = _ORDERS.get(key)
     if hit is not None:
-        return hit[1], hit[2]
+        return hit[1], hit[2], hit[3]
     positions, weights = [], []
     for unit in units:
         if unit.members is not None:
@@ -75,10 +78,12 @@ def _launch_order(units: tuple[Unit, ...]) -> tuple[np.ndarray, np.ndarray]:
             weights.append(np.array([weight], dtype=float))
     order = np.argsort(np.concatenate(positions), kind="stable")
     w = np.concatenate(weights)[order]
+    unit_of = np.repeat(np.arange(len(units)), [u.count for u in units])[order]
+    total = float(np.cumsum(w)[-1]) if len(w) and bool((w > 0).all()) else None
     if len(_ORDERS) >= _ORDERS_KEPT:
         del _ORDERS[next(iter(_ORDERS))]  # the oldest
-    _ORDERS[key] = (units, order, w)
-    return order, w
+    _ORDERS[key] = (units, unit_of, w, total)
+    return unit_of, w, total
 
 
 def evidence(
