@@ -37,6 +37,25 @@ from parsers.source import Source
 
 _SUMMARY_VALUES = ("Section Name", "Metric Name", "Metric Unit", "Minimum", "Maximum", "Average")
 _METRIC_COLUMN = re.compile(r"^[A-Za-z0-9_]+__[A-Za-z0-9_.]*$")
+#: raw-page metric columns without a ``unit__`` prefix: the per-instruction (source counter)
+#: metrics that Nsight Compute 2025 prints on the raw page as their kernel totals -- the same
+#: totals a report file gives for them (the ideal / actual global sectors and shared wavefronts
+#: that the granularity and shared-efficiency criteria read first).  Their per-instruction codes
+#: (``memory_type``, ``memory_access_type``, ``memory_access_size_type``) and the rule scripts'
+#: ``derived_tempMetricN`` are not totals and stay out.
+_SOURCE_TOTALS = frozenset(
+    {
+        "inst_executed",
+        "thread_inst_executed",
+        "thread_inst_executed_true",
+        "memory_l1_tag_requests_global",
+        "memory_l1_wavefronts_shared",
+        "memory_l1_wavefronts_shared_ideal",
+        "memory_l2_theoretical_sectors_global",
+        "memory_l2_theoretical_sectors_global_ideal",
+        "memory_l2_theoretical_sectors_local",
+    }
+)
 
 
 @dataclass
@@ -264,7 +283,7 @@ def _raw(src: Source, table: Table, selected: Callable[[str], bool] | None) -> F
     released once its cells are read); row by row, every column, when that reader declines the
     table, which also names the line of a malformed row."""
     header, alone = table.header, table.data is not None
-    is_metric = [bool(_METRIC_COLUMN.match(h)) for h in header]
+    is_metric = [bool(_METRIC_COLUMN.match(h)) or h in _SOURCE_TOTALS for h in header]
     rows = table.texts if table.data is None else table.data
     cells = read_raw_cells(header, rows, is_metric, selected)
     table.data = None

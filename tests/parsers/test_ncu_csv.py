@@ -468,6 +468,39 @@ def test_raw_page_without_units_row_is_noted(tmp_path: Path) -> None:
     assert any("units row" in n for n in profile.provenance[0].notes)
 
 
+# Nsight Compute 2025 raw page: the source counters' kernel totals are columns without a
+# "unit__" prefix, beside their per-instruction codes and the rule scripts' temporaries.
+RAW_SOURCE_TOTALS = """\
+"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","gpu__time_duration.sum","inst_executed","memory_access_type","memory_l1_wavefronts_shared","memory_l1_wavefronts_shared_ideal","memory_l2_theoretical_sectors_global","memory_l2_theoretical_sectors_global_ideal","memory_type","derived_tempMetric0"
+"","","","","","","","","","","","nsecond","inst","","sectors","sectors","sectors","sectors","",""
+"0","520","app","host","k(float *)","1","7","(256, 1, 1)","(64, 1, 1)","0","9.0","1,000","1,771,008","0","65,536","2,048","134,348,800","33,587,200","0","175,424"
+"""  # noqa: E501
+
+
+def test_raw_page_reads_the_source_counter_totals(tmp_path: Path) -> None:
+    """Read as metrics, they give the ideal / actual recipes a report file of the same run
+    gives; without them the granularity fell back to bytes per sector, which counts a
+    warp-wide broadcast (one 4-byte word in a sector) as 28 wasted bytes."""
+    profile = parsers.read(write(tmp_path, RAW_SOURCE_TOTALS))
+    m = profile.metrics
+    values = dict(zip(m["tool_metric"], m["value"], strict=True))
+    assert values["memory_l2_theoretical_sectors_global"] == 134_348_800
+    assert values["memory_l2_theoretical_sectors_global_ideal"] == 33_587_200
+    assert values["memory_l1_wavefronts_shared_ideal"] == 2_048
+    assert values["inst_executed"] == 1_771_008
+    for code in ("memory_type", "memory_access_type", "derived_tempMetric0"):
+        assert code not in values  # per-instruction codes and temporaries are not totals
+    from advisor import pipeline
+
+    kernel = pipeline.analyse_profile(profile, device="H100").data["kernels"][0]
+    l1 = kernel["criteria"]["L1_GRANULARITY"]
+    assert l1["method"].startswith("ideal / actual global sectors")
+    assert l1["value"] == pytest.approx(33_587_200 / 134_348_800)
+    shared = kernel["criteria"]["SHMEM_EFFICIENCY"]
+    assert shared["method"].startswith("ideal / actual shared wavefronts")
+    assert shared["raw_value"] == pytest.approx(2_048 / 65_536)
+
+
 def test_repeated_header_starts_a_second_table(tmp_path: Path) -> None:
     profile = parsers.read(write(tmp_path, RAW_OLD + "==PROF== Disconnected\n" + RAW_OLD))
     assert list(profile.launches["launch_id"]) == [0, 1, 2, 3]
