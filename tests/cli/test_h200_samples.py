@@ -84,7 +84,7 @@ def _source_line(location: dict[str, Any]) -> str:
 @pytest.mark.parametrize(
     ("variant", "criterion", "code"),
     [
-        ("transpose-naive", "L2_GRANULARITY", "out[x * height + (y + j)] = in[(y + j) * width + x]"),
+        ("transpose-naive", "L2_GRANULARITY", "out[x * height + (y + j)] = in[(y + j) * width"),
         ("transpose-shared", "SHMEM_EFFICIENCY", "= tile[threadIdx.x][threadIdx.y + j]"),
     ],
 )
