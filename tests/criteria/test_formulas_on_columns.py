@@ -167,6 +167,7 @@ def _check_recipes(path: Path, monkeypatch: pytest.MonkeyPatch) -> int:
             on += sum(c is not None for c in calls)
             with monkeypatch.context() as patch:
                 patch.setattr(columns, "on_columns", lambda *args: None)
+                patch.setattr(columns, "by_groups", lambda *args: None)
                 expected = apply(kernel.units, [recipe], extra)
             assert got.values == expected.values, (path.name, kernel.name, recipe.label)
             assert [type(x) for x in got.values] == [type(x) for x in expected.values]
@@ -198,6 +199,7 @@ def test_the_analysis_is_the_same_on_columns_and_unit_by_unit(
     profile = parsers.read(page, metrics=pipeline.is_needed)
     fast = json.dumps(to_json(pipeline.analyse_profile(profile).analysis), sort_keys=True)
     monkeypatch.setattr(columns, "on_columns", lambda *args: None)
+    monkeypatch.setattr(columns, "by_groups", lambda *args: None)
     slow = json.dumps(to_json(pipeline.analyse_profile(profile).analysis), sort_keys=True)
     assert fast == slow
 

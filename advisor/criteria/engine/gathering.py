@@ -11,14 +11,15 @@ mean stays the mean over the launches (MODELS.md §1).  Launches with unified-me
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from advisor.criteria.engine import migrations
-from advisor.criteria.engine.inputs import KernelData, Members, Unit, _has, _number
+from advisor.criteria.engine.inputs import KernelData, Members, Unit, Values, _has, _number
+from advisor.criteria.engine.unit_columns import RowSource, RowValues
 from advisor.profile import Profile
 
 #: the launch configuration values, from the ``launches`` columns
@@ -58,7 +59,8 @@ def gather(profile: Profile) -> list[KernelData]:
     for name in profile.kernel_names():
         at = by_name.get(name, np.array([], dtype=np.int64))
         base = summary_values.get(name, {})
-        units = _launch_units(at, base, config, ids, group, rows.values, once)
+        source = _KernelRows.of(rows, base, config, at, ids) if once else None
+        units = _launch_units(at, base, config, ids, group, rows.values, source)
         kernel_ids = rows.ids_of.get(name, [])
         seen = set(ids[at].tolist()) if kernel_ids else set()
         extra = [lid for lid in kernel_ids if lid not in seen]
@@ -94,12 +96,13 @@ def _launch_units(
     config: dict[str, np.ndarray],
     ids: np.ndarray,
     group: np.ndarray,
-    metric_values: dict[int, dict[str, float]],
-    once: bool = False,
+    metric_values: Mapping[int, dict[str, float]],
+    source: _KernelRows | None = None,
 ) -> list[Unit]:
     """The units of a kernel's launches ``at`` (rows of ``launches``), in launch order: a launch
-    with metric rows alone, the others one unit per group of identical inputs.  ``once``: each
-    launch's metric values are read here only (:func:`_read_once`), and handed over."""
+    with metric rows alone, the others one unit per group of identical inputs.  ``source``:
+    each launch's metric values are read here only (:func:`_read_once`), and a unit of one
+    launch reads its values from there (:class:`_KernelRows`)."""
     if not len(at):
         return []
     g = group[at]
@@ -115,11 +118,11 @@ def _launch_units(
         members = by_place[cuts[k] : cuts[k + 1]]
         if gid < 0:  # launches with their own metric rows (group -1): one unit each
             for p in members.tolist():
-                heads.append((p, _single(at[p], p, base, config, ids, metric_values, once)))
+                heads.append((p, _single(at[p], p, base, config, ids, metric_values, source)))
             continue
         i = int(at[pos])
         if n == 1:
-            heads.append((pos, _single(i, pos, base, config, ids, metric_values, once)))
+            heads.append((pos, _single(i, pos, base, config, ids, metric_values, source)))
             continue
         rows_k = at[members]
         durs = durations[rows_k]
@@ -145,13 +148,77 @@ def _single(
     base: dict[str, float],
     config: dict[str, np.ndarray],
     ids: np.ndarray,
-    metric_values: dict[int, dict[str, float]],
-    once: bool = False,
+    metric_values: Mapping[int, dict[str, float]],
+    source: _KernelRows | None = None,
 ) -> Unit:
+    """The unit of launches row ``i``, the kernel's launch ``pos`` (``at[pos] == i``)."""
     lid = int(ids[i])
-    own = metric_values.pop(lid, {}) if once else metric_values.get(lid, {})
-    values = {**base, **_config_at(config, i), **own}
+    values: Values
+    if source is not None:
+        values = RowValues(source, int(pos))
+    else:
+        values = {**base, **_config_at(config, i), **metric_values.get(lid, {})}
     return Unit(lid, _number(config["launch.duration_ns"][i]), values, position=int(pos))
+
+
+class _KernelRows(RowSource):
+    """The values of a kernel's launches ``at`` (rows of ``launches``) where each launch's
+    metric rows are read by its own unit alone (:func:`_read_once`): launch ``p`` of the kernel
+    has the values ``{**base, **launch.* of launches row at[p], **its metric rows}``, as a dict
+    (:meth:`values`) or, for many launches at once, as columns (:meth:`column`) without any
+    dict (:class:`~advisor.criteria.engine.unit_columns.RowValues`)."""
+
+    def __init__(
+        self, rows: _PerLaunch, base: dict[str, float], config: dict[str, np.ndarray],
+        blocks: np.ndarray,
+    ) -> None:  # fmt: skip
+        self._rows, self._base, self._config, self._blocks = rows, base, config, blocks
+
+    @classmethod
+    def of(
+        cls, rows: _PerLaunch, base: dict[str, float], config: dict[str, np.ndarray],
+        at: np.ndarray, ids: np.ndarray,
+    ) -> _KernelRows | None:  # fmt: skip
+        """The rows of launches ``at``; None when none has metric rows of its own (a trace:
+        its units are groups of launches, and the config columns are not copied)."""
+        blocks = rows.blocks_of(ids[at])
+        if not bool((blocks >= 0).any()):
+            return None
+        return cls(rows, base, {k: c[at] for k, c in config.items()}, blocks)
+
+    def values(self, row: int) -> dict[str, float]:
+        """As ``{**base, **_config_at(config, i), **own}`` of the per-launch code."""
+        config = {}
+        for key, array in self._config.items():
+            x = float(array[row])
+            if x == x:  # not NaN
+                config[key] = x
+        block = int(self._blocks[row])
+        own = self._rows.block_values(block) if block >= 0 else {}
+        return {**self._base, **config, **own}
+
+    def column(self, name: str, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The dict's precedence on columns: a metric row over ``launch.*`` over ``base``."""
+        value = np.full(len(rows), np.nan)
+        present = np.zeros(len(rows), dtype=bool)
+        if name in self._base:
+            value[:] = self._base[name]
+            present[:] = True
+        config = self._config.get(name)
+        if config is not None:
+            x = config[rows]
+            known = ~np.isnan(x)
+            value[known] = x[known]
+            present |= known
+        own = self._rows.by_block(name)
+        if own is not None:
+            blocks = self._blocks[rows]
+            has = blocks >= 0
+            here = np.zeros(len(rows), dtype=bool)
+            here[has] = own[1][blocks[has]]
+            value[here] = own[0][blocks[here]]
+            present |= here
+        return value, present
 
 
 def _config_at(config: dict[str, np.ndarray], i: int) -> dict[str, float]:
@@ -304,8 +371,10 @@ def _positions(codes: np.ndarray, uniq: pd.Index) -> dict[str, np.ndarray]:
 
 class _PerLaunch:
     """The per-launch metrics rows by launch: ``values`` (launch id -> {metric: value}, the
-    first numeric row of each (launch, metric)), ``ids_of`` (kernel -> sorted launch ids) and
-    the names with a finite value per launch, computed on columns."""
+    first numeric row of each (launch, metric); each dict built when asked for,
+    :class:`_Blocks`), ``ids_of`` (kernel -> sorted launch ids) and the names with a finite
+    value per launch, computed on columns.  The rows are kept sorted by launch, one block of
+    rows per launch (:meth:`block_values`, :meth:`by_block`)."""
 
     def __init__(self, metrics: pd.DataFrame, has_launch: np.ndarray) -> None:
         value = metrics["value"].to_numpy(dtype=float, na_value=np.nan)
@@ -331,23 +400,51 @@ class _PerLaunch:
         self._lid = lid_all[rows].astype(np.int64)
         self._code = codes[rows]
         self._value = value[rows]
-        names = np.asarray(self._names, dtype=object)
-        label_array = names.take(np.maximum(self._code, 0))
-        label_array[self._code < 0] = None
+        self._labels: list[Any] = np.asarray(self._names, dtype=object).tolist()
         del value, lid_all, codes, order
-        labels: list[Any] = label_array.tolist()
-        del label_array
-        values = self._value.tolist()
         cuts = np.flatnonzero(np.diff(self._lid)) + 1
         self._starts = np.concatenate([[0], cuts]).astype(np.int64)
         self._ends = np.concatenate([cuts, [len(rows)]]).astype(np.int64)
-        self.values: dict[int, dict[str, float]] = {
-            int(self._lid[a]): dict(zip(labels[a:b], values[a:b], strict=True))
-            for a, b in zip(self._starts.tolist(), self._ends.tolist(), strict=True)
-        } if len(rows) else {}  # fmt: skip
-        self._where = (
-            {int(self._lid[a]): k for k, a in enumerate(self._starts.tolist())} if len(rows) else {}
-        )
+        if not len(rows):
+            self._starts = self._ends = np.zeros(0, dtype=np.int64)
+        self._block_ids = self._lid[self._starts]  # each block's launch id, ascending
+        self._where = {lid: k for k, lid in enumerate(self._block_ids.tolist())}
+        self.values: Mapping[int, dict[str, float]] = _Blocks(self)
+        self._by_block: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
+        self._code_of = {label: k for k, label in enumerate(self._labels)}
+
+    def block_values(self, block: int) -> dict[str, float]:
+        """The values of one launch's rows (block ``block``) as ``{metric: value}`` (a row
+        without a metric name under ``None``, as the rows' labels are)."""
+        a, b = int(self._starts[block]), int(self._ends[block])
+        labels = self._labels
+        keys: list[Any] = [labels[c] if c >= 0 else None for c in self._code[a:b].tolist()]
+        return dict(zip(keys, self._value[a:b].tolist(), strict=True))
+
+    def by_block(self, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """(value, present) of metric ``name`` per block (launch), or None when no row has
+        the name; the values those of :meth:`block_values`."""
+        if name not in self._by_block:
+            hit = None
+            code = self._code_of.get(name)
+            if code is not None:
+                rows = np.flatnonzero(self._code == code)
+                blocks = np.searchsorted(self._starts, rows, side="right") - 1
+                value = np.full(len(self._starts), np.nan)
+                present = np.zeros(len(self._starts), dtype=bool)
+                value[blocks] = self._value[rows]
+                present[blocks] = True
+                hit = (value, present)
+            self._by_block[name] = hit
+        return self._by_block[name]
+
+    def blocks_of(self, lids: np.ndarray) -> np.ndarray:
+        """Per launch id, its block (-1: the launch has no metric rows)."""
+        n = len(self._block_ids)
+        if not n:
+            return np.full(len(lids), -1, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self._block_ids, lids), n - 1)
+        return np.where(self._block_ids[at] == lids, at, -1).astype(np.int64)
 
     def finite_names(self, units: Sequence[Unit]) -> set[str]:
         """Metric names with a finite value in the per-launch rows of ``units``."""
@@ -362,6 +459,26 @@ class _PerLaunch:
         picked = np.repeat(shift, lengths) + np.arange(int(lengths.sum()))
         picked = picked[np.isfinite(self._value[picked]) & (self._code[picked] >= 0)]
         return {str(self._names[c]) for c in np.unique(self._code[picked])}
+
+
+class _Blocks(Mapping[int, dict[str, float]]):
+    """Launch id -> that launch's metric values, each dict built when asked for
+    (:meth:`_PerLaunch.block_values`), in ascending launch id."""
+
+    def __init__(self, rows: _PerLaunch) -> None:
+        self._rows = rows
+
+    def __getitem__(self, lid: int) -> dict[str, float]:
+        return self._rows.block_values(self._rows._where[lid])
+
+    def __contains__(self, lid: object) -> bool:
+        return lid in self._rows._where
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._rows._where)
+
+    def __len__(self) -> int:
+        return len(self._rows._where)
 
 
 def _summary_values(frame: pd.DataFrame) -> dict[str, dict[str, float]]:

@@ -20,7 +20,7 @@ import math
 from collections import ChainMap
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from itertools import compress
 from typing import Any
 
@@ -223,9 +223,14 @@ def apply(
         if fed and all(u.members is None for u in fed):  # one launch per unit: no split
             rows = np.flatnonzero(mask)
             found = columns.on_columns(recipe.formula, table, rows, extra)
-            if found is None:  # the formula needs the units one by one
+            if found is None:  # per unit, once per group of units that read alike
                 formula = recipe.formula
-                found = [_clip_none(formula(_view(u.values, extra))) for u in fed]
+                grouped = columns.by_groups(formula, table, rows, partial(_fed_view, fed, extra))
+                found = (
+                    [_clip_none(x) for x in grouped]
+                    if grouped is not None
+                    else [_clip_none(formula(_view(u.values, extra))) for u in fed]
+                )
             return Outcome(recipe, tuple(fed), tuple(found), rows)
         if fed:
             out_units: list[Unit] = []
@@ -234,6 +239,11 @@ def apply(
                 _run(recipe, unit, extra, out_units, results)
             return Outcome(recipe, tuple(out_units), tuple(results))
     return Outcome(None)
+
+
+def _fed_view(units: Sequence[Unit], extra: Values, j: int) -> Values:
+    """The view a formula reads for ``units[j]`` (:func:`apply`)."""
+    return _view(units[j].values, extra)
 
 
 def _run(

@@ -11,7 +11,7 @@ floats does, so every mean is bit-identical (MODELS.md §1: duration-weighted me
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -52,6 +52,71 @@ def mean(numbers: np.ndarray, weights: np.ndarray) -> float:
 _ABSENT: Any = object()
 
 
+class RowSource:
+    """Where the values of many units lie as columns (the per-launch rows of a raw Nsight
+    Compute page, :mod:`advisor.criteria.engine.gathering`): :meth:`column` gives a name's
+    values over several units at once, :meth:`values` one unit's values as the dict the
+    per-unit code reads."""
+
+    def column(self, name: str, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(value, present) of ``name`` for the units ``rows``: every present value is a Python
+        float of the unit's dict, bit for bit; NaN where absent."""
+        raise NotImplementedError
+
+    def values(self, row: int) -> dict[str, float]:
+        """The values of unit ``row`` as a dict."""
+        raise NotImplementedError
+
+
+class RowValues(Mapping[str, float]):
+    """A unit's values, row ``row`` of ``source``: the dict is built the first time the unit is
+    read alone, so units read only as columns (:class:`Table`) never build one (a raw page's
+    10,000 launches of about 45 values each: some 20 MiB of dicts)."""
+
+    __slots__ = ("_dict", "row", "source")
+
+    def __init__(self, source: RowSource, row: int) -> None:
+        self.source, self.row = source, row
+        self._dict: dict[str, float] | None = None
+
+    def _values(self) -> dict[str, float]:
+        if self._dict is None:
+            self._dict = self.source.values(self.row)
+        return self._dict
+
+    def __getitem__(self, name: str) -> float:
+        return self._values()[name]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self._values().get(name, default)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._values()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values())
+
+    def __len__(self) -> int:
+        return len(self._values())
+
+    def keys(self) -> Any:
+        return self._values().keys()
+
+    def items(self) -> Any:
+        return self._values().items()
+
+
+def _source_rows(values: Sequence[Values]) -> tuple[RowSource, np.ndarray] | None:
+    """The one source of every unit's values and their rows in it, when they are all
+    :class:`RowValues` of one source."""
+    if not values or type(values[0]) is not RowValues:
+        return None
+    source = values[0].source
+    if not all(type(v) is RowValues and v.source is source for v in values):
+        return None
+    return source, np.array([v.row for v in values if isinstance(v, RowValues)], dtype=np.int64)
+
+
 class Table:
     """The values of a kernel's units by name, as columns built once per name (the criteria of a
     kernel read the same few dozen names over the same units many times): per name, the value
@@ -61,6 +126,7 @@ class Table:
     def __init__(self, values: Sequence[Values]) -> None:
         self._values = values
         self._raw: dict[str, tuple[np.ndarray, np.ndarray, bool]] = {}
+        self._source = _source_rows(values)
 
     def __len__(self) -> int:
         return len(self._values)
@@ -68,6 +134,9 @@ class Table:
     def raw(self, name: str) -> tuple[np.ndarray, np.ndarray, bool]:
         """(values, present, all floats) of ``name`` over the units."""
         hit = self._raw.get(name)
+        if hit is None and self._source is not None:  # every value a float: RowSource.column
+            column, present = self._source[0].column(name, self._source[1])
+            hit = self._raw[name] = (column, present, True)
         if hit is None:
             got = [v.get(name, _ABSENT) for v in self._values]
             kinds = set(map(type, got))
@@ -210,3 +279,86 @@ def on_columns(formula: Any, table: Table, rows: np.ndarray, extra: Values) -> l
     numbers = np.asarray(result)
     finite = np.isfinite(numbers).tolist()
     return [x if f else None for x, f in zip(numbers.tolist(), finite, strict=True)]
+
+
+class _Recorder(Mapping[str, Any]):
+    """A unit's view that records the names a formula reads through it, in order; iterating
+    over it or asking its length (reading every name at once) is refused."""
+
+    def __init__(self, view: Mapping[str, Any]) -> None:
+        self._view = view
+        self.reads: list[str] = []
+
+    def _see(self, name: object) -> None:
+        if not isinstance(name, str):
+            raise _NotOnColumns
+        self.reads.append(name)
+
+    def __getitem__(self, name: str) -> Any:
+        self._see(name)
+        return self._view[name]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        self._see(name)
+        return self._view.get(name, default)
+
+    def __contains__(self, name: object) -> bool:
+        self._see(name)
+        return name in self._view
+
+    def __iter__(self) -> Iterator[str]:
+        raise _NotOnColumns
+
+    def __len__(self) -> int:
+        raise _NotOnColumns
+
+
+#: representatives that stood for themselves alone before the rest is computed unit by unit
+_LONE_MAX = 8
+
+
+def by_groups(
+    formula: Any, table: Table, rows: np.ndarray, view_of: Callable[[int], Mapping[str, Any]]
+) -> list[Any] | None:
+    """``formula`` of each unit ``rows`` of ``table`` (``view_of(j)``: the view the formula
+    reads for ``rows[j]``), computed once per group of units that agree on every value it
+    reads; None when that cannot be done (the caller then computes unit by unit).
+
+    Used where :func:`on_columns` refuses (a branch that units take differently, ``math``):
+    the formula is run on one unit (the representative) through a view that records the names
+    it reads; every unit that has, for each of those names, the same presence and the same
+    float bit for bit reads the same values in the same order, so it takes the same branches
+    and gets the same result (a formula is a pure function of what it reads).  The units that
+    differ are grouped the same way around the next representative; after :data:`_LONE_MAX`
+    representatives that stood for themselves alone, the rest is computed unit by unit.
+    Refused (None): a name whose values are not all Python floats (:meth:`Table.raw`), a
+    formula that iterates over the view, and any exception (computed unit by unit, it raises
+    there as it would have)."""
+    out: list[Any] = [None] * len(rows)
+    remaining = np.arange(len(rows))
+    lone = 0
+    try:
+        while len(remaining):
+            if lone >= _LONE_MAX:
+                for j in remaining.tolist():
+                    out[j] = formula(view_of(j))
+                break
+            first = int(remaining[0])
+            recorder = _Recorder(view_of(first))
+            value = formula(recorder)
+            at = rows[remaining]
+            same = np.ones(len(remaining), dtype=bool)
+            for name in dict.fromkeys(recorder.reads):
+                values, present, floats = table.raw(name)
+                if not floats:
+                    return None
+                bits = values.view(np.int64)
+                here = int(rows[first])
+                same &= (present[at] == present[here]) & (bits[at] == bits[here])
+            for j in remaining[same].tolist():
+                out[j] = value
+            lone += int(same.sum()) == 1
+            remaining = remaining[~same]
+    except Exception:  # any refusal: the caller computes unit by unit
+        return None
+    return out
