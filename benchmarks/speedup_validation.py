@@ -140,6 +140,7 @@ import manifest_steps  # noqa: E402
 from manifest_steps import read_manifest  # noqa: E402
 from ncu_agreement import FLAGGING, PAIRINGS  # noqa: E402
 
+from advisor.report.headroom import fix_within_headroom  # noqa: E402
 from advisor.validation import bounds_share, summarize  # noqa: E402
 
 FAMILIES = REPO.parent / "shared" / "tuning_families"
@@ -339,7 +340,7 @@ def score(step: dict[str, str], families: Path, full: bool) -> Result:
             for c in addressed:
                 crit = app["HOSTSYNC"] if c == "HOSTSYNC" else kernel["criteria"][c]
                 res.criteria.setdefault(c, crit)
-                s = _criterion_speedup(crit)
+                s = fix_within_headroom(c, _criterion_speedup(crit), kernel)
                 if s is None:
                     res.ours_partial = True
                     continue

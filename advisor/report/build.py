@@ -40,6 +40,7 @@ from advisor.criteria.engine.speedups import application_gain
 from advisor.errors import InputError, UsageError
 from advisor.profile import Profile
 from advisor.render.display import compact, readable_name, share
+from advisor.report.headroom import FEWER_BYTES, roofline_headroom
 from advisor.report.host_view import HostView, host_view
 from advisor.report.missing import (
     TOOL_NAMES,
@@ -517,17 +518,6 @@ MINOR_SHARE = 0.01
 #: roofline headroom on the whole GPU time from which a kernel without any hint is named in the
 #: verdict ("no criterion below its threshold, but ... runs at N % of its roofline bound")
 HEADROOM_NOTABLE = 1.10
-#: criteria whose fix moves fewer DRAM bytes: the roofline headroom (Decision P2: a bound only a
-#: change moving fewer DRAM bytes or doing fewer FLOPs can beat) does not cap their estimate
-_FEWER_BYTES = frozenset({"L1_GRANULARITY", "L2_GRANULARITY", "UM_MIGRATION"})
-
-
-def roofline_headroom(k: Mapping[str, Any]) -> float | None:
-    """A kernel's overall potential speedup when it is a roofline bound (DRAM or FLOP fraction of
-    peak, Decision P2); None when the engine fell back to the busiest unit or had no figure."""
-    method = str((k.get("throughputs") or {}).get("bound_method") or "")
-    head = k.get("potential_speedup")
-    return float(head) if head is not None and method.startswith("roofline") else None
 
 
 def cap_at_headroom(h: HintView, by_name: Mapping[str, Mapping[str, Any]]) -> HintView:
@@ -536,7 +526,7 @@ def cap_at_headroom(h: HintView, by_name: Mapping[str, Mapping[str, Any]]) -> Hi
     roofline lets it, so "this fix" never promises more than "roofline headroom".  The kernels'
     Amdahl is recomputed with each at min(its own estimate for the criterion, its headroom);
     kernels without an estimate count as 1x, as in the engine's sum."""
-    if h.criterion in _FEWER_BYTES or not h.kernels or h.application_speedup is None:
+    if h.criterion in FEWER_BYTES or not h.kernels or h.application_speedup is None:
         return h
     parts: list[tuple[float, float, float]] = []  # (share, fix, headroom)
     capped = False

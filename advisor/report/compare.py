@@ -47,8 +47,11 @@ headroom (1 / its DRAM or FLOP throughput fraction of peak): an upper bound, not
 so it is only checked as a bound (:func:`advisor.validation.within_bound`: is the measured
 speedup within it, yes or no) and never given an error factor.  The comparison does not know
 what was changed between two versions, so the addressed criterion is inferred from the data:
-the criterion whose value rose most (by at least :data:`IMPROVED_MIN_DELTA`; the first in paper
-order on a tie; a criterion that no longer applies in the later version counts as 1 there); a
+the criterion whose value rose most (by at least :data:`IMPROVED_MIN_DELTA`; among criteria
+whose rises are within :data:`RISE_TIE` of the largest, the one with the largest estimate, as
+the report ranks its hints, then the first in paper order; a criterion that no longer applies
+in the later version counts as 1 there); its estimate is the one the report states, capped at
+the kernel's roofline headroom (:func:`advisor.report.headroom.fix_within_headroom`); a
 kernel with no such rise has no addressed prediction, and where its time changed the comparison
 lists what the data shows did change instead (:func:`what_changed`: duration, launch
 configuration, instruction and memory counts, throughputs, criteria that moved).
@@ -68,6 +71,7 @@ from advisor.errors import MalformedInput, UsageError
 from advisor.render import display
 from advisor.render.display import shorten
 from advisor.report import compare_operators
+from advisor.report.headroom import fix_within_headroom
 from advisor.report.matching import BASE_NAME as BASE_NAME
 from advisor.report.matching import EXACT as EXACT
 from advisor.report.matching import FORCED as FORCED
@@ -87,6 +91,9 @@ from advisor.report.matching import resolve_forced as resolve_forced
 
 #: a criterion counts as improved when its value rises by at least this much (values in [0, 1])
 IMPROVED_MIN_DELTA = 0.05
+#: criteria whose rises differ by less than this rose alike: the addressed one among them is the
+#: one with the largest estimate, as the report ranks its hints
+RISE_TIE = 0.01
 #: kernels shown in the comparison (largest duration in the first version that has them)
 COMPARE_KERNELS = 30
 #: the ``schema`` value of a ``report --json`` analysis (any layout version of it)
@@ -719,7 +726,9 @@ def _ledger(
                         to_version=names[i],
                         value_before=v0,
                         value_after=v1,
-                        predicted_speedup=before["criteria"][c]["potential_speedup"],
+                        predicted_speedup=fix_within_headroom(
+                            c, _speedup(before["criteria"][c]["potential_speedup"]), before
+                        ),
                         measured_speedup=measured,
                         to_kernel=a,
                         matched_by=track.matched_by[i] or EXACT,
@@ -779,15 +788,23 @@ def _check_kernel(
 ) -> KernelCheck:
     measured = validation.speedup(before["duration_ns"], after["duration_ns"])
     overall = _speedup(before.get("potential_speedup"))
-    addressed: str | None = None
-    rise = 0.0
+    rises: list[tuple[str, float, float | None]] = []  # (criterion, rise, its estimate)
     for c in CRITERIA:
         v0, v1 = _value(before, c), _value(after, c, gone_is_best=True)
-        if v0 is not None and v1 is not None and v1 - v0 >= IMPROVED_MIN_DELTA and v1 - v0 > rise:
-            addressed, rise = c, v1 - v0
-    predicted = (
-        None if addressed is None else _speedup(before["criteria"][addressed]["potential_speedup"])
-    )
+        if v0 is not None and v1 is not None and v1 - v0 >= IMPROVED_MIN_DELTA:
+            estimate = _speedup(before["criteria"][c]["potential_speedup"])
+            rises.append((c, v1 - v0, fix_within_headroom(c, estimate, before)))
+    addressed: str | None = None
+    rise, predicted = 0.0, None
+    if rises:
+        most = max(r for _, r, _ in rises)
+        # criteria that rose alike (L1 and L2 granularity after one coalescing change): the one
+        # the report ranked first, the largest estimate (a criterion without one last), then
+        # the first in paper order (max keeps the first of equal keys)
+        tied = [x for x in rises if x[1] >= most - RISE_TIE]
+        addressed, rise, predicted = max(
+            tied, key=lambda x: (x[2] is not None, x[2] if x[2] is not None else 0.0)
+        )
     return KernelCheck(
         kernel=name,
         display_name=pair_display(name, to_name, shown=shown),

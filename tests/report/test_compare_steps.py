@@ -135,3 +135,57 @@ def test_a_step_without_any_moving_figure_says_so() -> None:
     assert steady.checks[0].kernels[0].changes == ()
     assert "What changed" not in render_compare.markdown(steady)
     assert "no matched kernel's time changed by 10 % or more" in render_compare.markdown(steady)
+
+
+def _step(criteria: dict[str, tuple[float, float, float]], method: str) -> dict[str, Any]:
+    """The ledger of one step whose criteria rise ``name: (before, after, estimate)``, the
+    earlier kernel's headroom 3x by ``method``."""
+    versions: list[tuple[str, list[str], dict[str, Any]]] = []
+    for side, duration in ((0, 3.0e6), (1, 1.0e6)):
+        kernel = _kernel(BEFORE, duration, 1024, 4.0e6, 0.9)
+        kernel["potential_speedup"] = 3.0
+        kernel["throughputs"]["bound_method"] = method
+        for name, (v0, v1, estimate) in criteria.items():
+            kernel["criteria"][name] = {
+                "value": (v0, v1)[side],
+                "potential_speedup": estimate if side == 0 else 1.0,
+                "inputs": {},
+            }
+        versions.append((f"v{side}", [f"v{side}.json"], _analysis(kernel)))
+    result = compare.compare(versions)
+    (pair,) = compare.to_json(result)["prediction_ledger_pairs"]
+    (k,) = pair["kernels"]
+    ledger = {e["criterion"]: e for e in compare.to_json(result)["prediction_ledger"]}
+    return {"kernel": k, "ledger": ledger}
+
+
+def test_criteria_that_rose_alike_are_scored_by_the_one_the_report_ranks_first() -> None:
+    """A coalescing change lifts L1 and L2 granularity alike (0.22 -> 1.00 both): the addressed
+    one is the larger estimate, the hint the report put first, not the first in paper order."""
+    step = _step(
+        {"L1_GRANULARITY": (0.22, 1.0, 2.0), "L2_GRANULARITY": (0.2222, 1.0, 2.58)},
+        "roofline: max(DRAM, FLOP) fraction of peak",
+    )
+    k = step["kernel"]
+    assert (k["addressed_criterion"], k["addressed_predicted"]) == ("L2_GRANULARITY", 2.58)
+    # a rise clearly larger still wins, whatever its estimate
+    step = _step(
+        {"L1_GRANULARITY": (0.10, 1.0, 2.0), "L2_GRANULARITY": (0.30, 1.0, 2.58)},
+        "roofline: max(DRAM, FLOP) fraction of peak",
+    )
+    assert step["kernel"]["addressed_criterion"] == "L1_GRANULARITY"
+
+
+def test_the_scored_estimate_is_the_one_the_report_states_capped_at_the_headroom() -> None:
+    """SHMEM_EFFICIENCY 4.74x on a kernel with a 3x roofline headroom: the report says 3x, so
+    compare scores 3x; granularity fixes move fewer DRAM bytes and stay uncapped; a headroom
+    that is only the busiest unit caps nothing."""
+    roof = "roofline: max(DRAM, FLOP) fraction of peak"
+    step = _step({"SHMEM_EFFICIENCY": (0.06, 1.0, 4.74), "L2_GRANULARITY": (0.5, 0.6, 4.0)}, roof)
+    assert step["kernel"]["addressed_criterion"] == "SHMEM_EFFICIENCY"
+    assert step["kernel"]["addressed_predicted"] == 3.0
+    assert step["ledger"]["SHMEM_EFFICIENCY"]["predicted_speedup"] == 3.0
+    assert step["ledger"]["L2_GRANULARITY"]["predicted_speedup"] == 4.0
+    busiest = "busiest unit (Speed Of Light): no DRAM or FLOP figures"
+    step = _step({"SHMEM_EFFICIENCY": (0.06, 1.0, 4.74)}, busiest)
+    assert step["kernel"]["addressed_predicted"] == 4.74
