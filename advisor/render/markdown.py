@@ -542,11 +542,24 @@ def _where_line(view: _View, h: HintView) -> str:
         return f"\n   - where: {w.cannot}" if w.cannot else ""
     where = f" in {view.name(w.kernel)}" if len(h.kernels) > 1 else ""
     t = w.top[0]
-    what = f" ({md_escape(t.opcodes)})" if t.opcodes else ""
+    what = f" ({md_escape(_few_opcodes(t.opcodes))})" if t.opcodes else ""
     sass = f" {md_code(t.sass)}" if t.sass and not t.line else ""
     text = f"{_pct_whole(t.share)} of the {w.measure}: {md_code(t.short)}{what}{sass}"
     lacking = f"; {w.cannot}" if w.cannot else ""
     return f"\n   - where{where}: {text}{lacking}"
+
+
+#: opcodes a Markdown location names (the line's heaviest first); the HTML lists them all
+MD_OPCODES = 4
+
+
+def _few_opcodes(opcodes: str) -> str:
+    """``opcodes`` (space-separated, heaviest first) cut to :data:`MD_OPCODES`, saying how many
+    more the line has: ``I2F.U32.RP MUFU.RCP F2I.FTZ.U32.TRUNC.NTZ IMAD.HI.U32 +13 more``."""
+    ops = opcodes.split()
+    if len(ops) <= MD_OPCODES:
+        return opcodes
+    return " ".join(ops[:MD_OPCODES]) + f" +{len(ops) - MD_OPCODES} more"
 
 
 def _pct_whole(value: float) -> str:
@@ -569,7 +582,11 @@ def _stalls(view: _View) -> str:
         parts = []
         for st in u.stalls:
             top = st.top[0] if st.top else None
-            what = f" ({md_escape(top.opcodes)})" if top is not None and top.opcodes else ""
+            what = (
+                f" ({md_escape(_few_opcodes(top.opcodes))})"
+                if top is not None and top.opcodes
+                else ""
+            )
             at = f" at {md_code(top.short)}{what}" if top is not None else ""
             lineless = lineless or (top is not None and not top.line)
             lined = lined or (top is not None and bool(top.line))

@@ -162,7 +162,10 @@ def _ranked(
 
     out = []
     for key, value in ranked:
-        ops = (opcode_of(sass(i)) for i in members[key])
+        # the line's opcodes by their share of its value, largest first (PC order on ties): a
+        # line of a dozen instructions names first the ones that stall or waste
+        heavy = sorted(members[key], key=lambda i: -float(values[i]))
+        ops = (opcode_of(sass(i)) for i in heavy)
         opcodes = " ".join(dict.fromkeys(o for o in ops if o))
         first = members[key][0]
         where = place(rows.iloc[first], opcodes)

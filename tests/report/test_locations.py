@@ -146,6 +146,22 @@ def test_top_stalls_rank_reasons_then_lines() -> None:
     assert locations.top_stalls(_rows({"line": 1})) == []
 
 
+def test_a_lines_opcodes_are_named_heaviest_first_and_markdown_names_four() -> None:
+    """A modulo on one line compiles to a dozen instructions; the ones that stall lead its list
+    (PC order on ties), and the Markdown names four and counts the rest."""
+    from advisor.render.markdown import _few_opcodes
+
+    ops = ["IMAD", "I2F.U32.RP", "MUFU.RCP", "F2I", "IMAD.HI.U32", "ISETP.GE.U32.AND", "LDS"]
+    samples = [1, 9, 7, 7, 2, 0, 5]
+    specs = zip(ops, samples, strict=True)
+    rows = _rows(*({"line": 25, "opcode": o, "stall_wait": n} for o, n in specs))
+    (stall,) = locations.top_stalls(rows)
+    (top,) = stall["top"]
+    assert top["opcodes"] == "I2F.U32.RP MUFU.RCP F2I LDS IMAD.HI.U32 IMAD"  # no samples: left out
+    assert _few_opcodes(top["opcodes"]) == "I2F.U32.RP MUFU.RCP F2I LDS +2 more"
+    assert _few_opcodes("LDS FADD") == "LDS FADD"
+
+
 def test_opcode_skips_the_predicate() -> None:
     assert source_counters.opcode("@!P0 LDG.E.128 R4, [R2.64]") == "LDG.E.128"
     assert source_counters.opcode("  BAR.SYNC 0x0") == "BAR.SYNC"
@@ -268,7 +284,6 @@ def test_sarif_absolute_path_is_a_file_uri() -> None:
 
 
 # -- the real reports --
-
 
 
 def _all_reports(*folders: Path) -> list[Path]:
