@@ -246,7 +246,15 @@ def test_overall_speedup() -> None:
     # Decision P2: the roofline fractions bound the potential, the busiest unit only without them
     roofline = "roofline: max(DRAM, FLOP) fraction of peak"
     assert potential_bound(0.3, 0.1, 0.97, 0.8) == (0.3, roofline)
-    assert potential_bound(None, 0.4, 0.97, 0.8)[0] == 0.4
+    assert potential_bound(None, 0.4, 0.97, 0.8) == (
+        0.4,
+        "roofline: FLOP fraction of peak (no DRAM figures)",
+    )
+    # a details page: DRAM alone, a looser bound, named as such
+    assert potential_bound(0.0006, None, 0.96, 0.11) == (
+        0.0006,
+        "roofline: DRAM fraction of peak (no FLOP figures)",
+    )
     assert potential_bound(None, None, 0.97, 0.8)[0] == 0.97
     assert potential_bound(None, None, None, None) == (None, "")
     # Decision A1: 1 / HOSTSYNC x the kernels' Amdahl; n/a when neither is known

@@ -339,14 +339,20 @@ def potential_bound(
     """The fraction of peak the overall potential speedup divides by, and which it is.
 
     Decision P2: the larger of MEMTHR (DRAM) and ARITHTHR measured on FLOPs -- a bound a change
-    of the kernel can beat only by moving fewer DRAM bytes or doing fewer FLOPs.  The busiest unit
+    of the kernel can beat only by moving fewer DRAM bytes or doing fewer FLOPs; with one of the
+    two unknown, the other alone (a looser bound, named as such in the method).  The busiest unit
     of Memory Speed Of Light and the SM throughput are not such bounds (a coalescing fix removes
     the L1 wavefronts that saturate one; unrolling the instructions that fill the other), so they
     are used only when the profile gives neither DRAM nor FLOP figures, and said so.
     """
-    known = [x for x in (dram, arithmetic) if x is not None]
-    if known:
-        return max(known), "roofline: max(DRAM, FLOP) fraction of peak"
+    if dram is not None and arithmetic is not None:
+        return max(dram, arithmetic), "roofline: max(DRAM, FLOP) fraction of peak"
+    # one side only (a details page has no FLOP counts): a looser bound, and said so -- the same
+    # kernel read from its raw page can show a far smaller headroom
+    if dram is not None:
+        return dram, "roofline: DRAM fraction of peak (no FLOP figures)"
+    if arithmetic is not None:
+        return arithmetic, "roofline: FLOP fraction of peak (no DRAM figures)"
     fallback = [x for x in (memory, compute) if x is not None]
     if fallback:
         return max(fallback), "busiest unit (Speed Of Light): no DRAM or FLOP figures"
