@@ -58,7 +58,12 @@ from advisor.models.bsp.arch import (
     bound_parts,
 )
 from advisor.models.bsp.floor import Floor, choose_form, physical_floor, raise_to_floor
-from advisor.models.bsp.profile import COLLECT_HINT, counts_from_profile, launches_by_kernel
+from advisor.models.bsp.profile import (
+    COLLECT_HINT,
+    counts_from_profile,
+    launches_by_kernel,
+    metric_means_by_kernel,
+)
 from advisor.models.maxsum.description import KernelDescription
 from advisor.models.maxsum.measured import measured_like
 from advisor.profile import Profile
@@ -311,10 +316,13 @@ def _bsp(
     found: list[tuple[int, Any, float | None]] = []
     missing: list[str] = []
     modelled = kernels[:BSP_KERNELS]
-    rows = launches_by_kernel(profile, [str(k["name"]) for k in modelled])
+    names = [str(k["name"]) for k in modelled]
+    rows, means = launches_by_kernel(profile, names), metric_means_by_kernel(profile, names)
     for rank, k in enumerate(modelled, start=1):
         try:
-            counts = counts_from_profile(profile, str(k["name"]), rows[str(k["name"])])
+            counts = counts_from_profile(
+                profile, str(k["name"]), rows[str(k["name"])], means[str(k["name"])]
+            )
         except (InputError, ValueError) as exc:
             detail = exc.detail if isinstance(exc, InputError) else str(exc)
             missing.append(f"{_short(str(k['name']))}: {_reason(detail, str(k['name']))}")

@@ -144,8 +144,9 @@ def read_tables(
         for table in ("launches", "metrics", "rules"):
             frame = getattr(part, table)
             if frame is not None and len(frame):
-                frame = frame.copy()
-                frame["launch_id"] = frame["launch_id"] + offset
+                if offset:  # the first table's ids stay as they are: not copied
+                    frame = frame.copy()
+                    frame["launch_id"] = frame["launch_id"] + offset
                 collected[table].append(frame)
         collected["kernel_summary"].append(part.kernel_summary)
         collected["devices"].append(part.devices)

@@ -129,6 +129,28 @@ def _metric_means(profile: Profile, kernel: str) -> dict[str, float]:
     return {str(k): float(v) for k, v in means.items() if math.isfinite(float(v))}
 
 
+def metric_means_by_kernel(profile: Profile, kernels: list[str]) -> dict[str, dict[str, float]]:
+    """:func:`_metric_means` of each of ``kernels``, the metrics rows grouped once by kernel and
+    metric (a raw Nsight Compute page holds some 370,000 rows: filtering them per kernel took
+    most of the report's BSP predictions).  Each mean is pandas' mean of the same values in
+    the same order as the kernel's own grouping, so the same float."""
+    frame = profile.metrics
+    wanted = list(dict.fromkeys(kernels))
+    out: dict[str, dict[str, float]] = {k: {} for k in wanted}
+    rows = frame.loc[
+        frame["kernel"].isin(wanted).fillna(False) & frame["value"].notna(),
+        ["kernel", "metric", "value"],
+    ]
+    if rows.empty:
+        return out
+    values = pd.to_numeric(rows["value"], errors="coerce")
+    means = values.groupby([rows["kernel"], rows["metric"]], observed=True).mean()
+    for (kernel, metric), mean in means.items():
+        if math.isfinite(float(mean)):
+            out.setdefault(str(kernel), {})[str(metric)] = float(mean)
+    return out
+
+
 #: launch configuration columns (t = grid size × block size)
 _DIMS = ["grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"]
 
@@ -241,14 +263,18 @@ def _first(metrics: dict[str, float], names: tuple[str, ...]) -> tuple[float | N
 
 
 def counts_from_profile(
-    profile: Profile, kernel: str, launches: KernelLaunches | None = None
+    profile: Profile,
+    kernel: str,
+    launches: KernelLaunches | None = None,
+    means: dict[str, float] | None = None,
 ) -> ProfileCounts:
-    """Per-thread BSP counts of ``kernel`` (rules in the module docstring).  ``launches``: the
-    kernel's launches when the caller has them (:func:`launches_by_kernel`)."""
+    """Per-thread BSP counts of ``kernel`` (rules in the module docstring).  ``launches`` and
+    ``means``: the kernel's launches and metric means when the caller has them
+    (:func:`launches_by_kernel`, :func:`metric_means_by_kernel`)."""
     if launches is None:
         frame = profile.launches
         launches = kernel_launches(frame[frame["name"].eq(kernel).fillna(False)])
-    metrics = _metric_means(profile, kernel)
+    metrics = dict(means) if means is not None else _metric_means(profile, kernel)
     threads, threads_src = _threads(profile, kernel, launches, metrics)
     if threads <= 0:
         raise NoKernelData(profile.path or "<profile>", f"kernel {kernel!r}: launch has 0 threads")
