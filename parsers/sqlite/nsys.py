@@ -238,7 +238,9 @@ def _api_calls(db: Database, strings: Mapping[int, str]) -> pd.DataFrame:
         "returnValue": "result", "globalTid": "gtid",
     }  # fmt: skip
     out = _frame(db, RUNTIME, cols)
-    out["name"] = text_per_distinct(out["name"], lambda v: _api_name(db, strings, v))
+    out["name"] = text_column(
+        out["name"], lambda v: _api_name(db, strings, v), schema.TABLES["api_calls"]["name"]
+    )
     gtid = int_column(out.pop("gtid"))
     out["process_id"] = gtid // _GID % _GID
     out["thread_id"] = gtid % _GID

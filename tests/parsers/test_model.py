@@ -22,6 +22,29 @@ def test_validate_adds_missing_columns_and_coerces_types() -> None:
     assert df["grid_x"].isna().all()
 
 
+@pytest.mark.parametrize("rows", [0, 1, 65536, 65537, 300_001])
+def test_missing_text_columns_share_one_chunk_and_act_as_one(rows: int) -> None:
+    """A text column the input lacks is one all-missing chunk repeated: the same values, dtype
+    and index as a column of one chunk, a few hundred kB whatever the rows, and a write to one
+    such column leaves the others missing."""
+    import pyarrow as pa  # type: ignore[import-untyped]
+
+    before = pa.total_allocated_bytes()
+    calls = schema.validate("api_calls", pd.DataFrame({"start_ns": np.arange(rows, dtype=float)}))
+    assert pa.total_allocated_bytes() - before < 2**20  # 8 bytes a row would be 2.4 MB at 300,001
+    one_chunk = pd.Series(pd.NA, index=pd.RangeIndex(rows), dtype="string")
+    for col in ("operator", "sync_kind"):
+        assert calls[col].dtype == one_chunk.dtype
+        assert calls[col].equals(one_chunk)
+        assert calls[col].index.equals(one_chunk.index)
+    if rows:
+        calls.loc[rows - 1, "operator"] = "aten::item"
+        assert calls["operator"].notna().sum() == 1
+        assert calls["sync_kind"].isna().all()
+        taken = calls["sync_kind"].take(np.arange(rows)[::-1])
+        assert taken.isna().all() and len(taken) == rows
+
+
 def test_validate_rejects_unknown_columns() -> None:
     with pytest.raises(SchemaError, match="unknown columns"):
         schema.validate("launches", pd.DataFrame({"Duration": [1.0]}))

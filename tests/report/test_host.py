@@ -140,12 +140,16 @@ def test_a_repeated_correlation_id_takes_the_first_call(tmp_path: Path) -> None:
     assert twice.idle_total == plain.idle_total and twice.launch_delay == plain.launch_delay
 
 
+@pytest.mark.parametrize("ascending", [False, True])
 @pytest.mark.parametrize("seed", range(5))
-def test_first_call_lookup_matches_a_hashed_index(seed: int) -> None:
+def test_first_call_lookup_matches_a_hashed_index(seed: int, ascending: bool) -> None:
     # the sorted look-up (advisor.models.host._first_call) against the pandas formulation it
-    # replaced: the first call of each correlation id, reindexed by the wanted ids (missing -1)
+    # replaced: the first call of each correlation id, reindexed by the wanted ids (missing -1);
+    # ``ascending``: ids each once in ascending order (an nsys export), looked up unsorted
     rng = np.random.default_rng(seed)
     ids = rng.integers(-3, 40, size=200)  # repeated ids, negative ones, -1 among them
+    if ascending:
+        ids = np.unique(ids)
     wanted = rng.integers(-5, 50, size=300)
     first = ~pd.Index(ids).duplicated(keep="first")
     rows = pd.Series(np.arange(len(ids))[first], index=ids[first])
@@ -158,6 +162,9 @@ def test_first_call_lookup_without_calls_or_wanted_ids() -> None:
     assert host._first_call(none, np.array([1, -1, 7])).tolist() == [-1, -1, -1]
     assert host._first_call(np.array([3, 3, 1]), none).tolist() == []
     assert host._first_call(np.array([5]), np.array([5, 4, 6])).tolist() == [0, -1, -1]
+    assert host._first_call(np.array([2, 5, 9]), np.array([9, 1, 5, 10, 2])).tolist() == [
+        2, -1, 1, -1, 0
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize("seed", range(3))
