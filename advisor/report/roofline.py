@@ -73,6 +73,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from advisor.models.bsp.profile import means_by_kernel
 from advisor.profile import Profile
 
 #: kernels placed on the roofline (the ones with the largest share of GPU time that have counts)
@@ -253,19 +254,13 @@ def build_roofline(
 
 
 def kernel_metric_means(profile: Profile) -> dict[str, dict[str, float]]:
-    """Kernel name -> canonical metric -> mean value over the kernel's rows (finite only)."""
-    frame = profile.metrics
-    # the three columns read, not every column's rows (a raw page: 370,000 rows of 14 columns)
-    rows = frame.loc[
-        frame["kernel"].notna() & frame["value"].notna(), ["kernel", "metric", "value"]
-    ]
-    if rows.empty:
-        return {}
-    values = pd.to_numeric(rows["value"], errors="coerce")
-    means = values.groupby([rows["kernel"], rows["metric"]]).mean().dropna()
+    """Kernel name -> canonical metric -> mean value over the kernel's rows (NaN means left
+    out; :func:`advisor.models.bsp.profile.means_by_kernel`, one kernel's rows at a time)."""
     out: dict[str, dict[str, float]] = {}
-    for (kernel, metric), value in means.items():
-        out.setdefault(str(kernel), {})[str(metric)] = float(value)
+    for kernel, means in means_by_kernel(profile.metrics).items():
+        kept = {metric: mean for metric, mean in means if not math.isnan(mean)}
+        if kept:
+            out[kernel] = kept
     return out
 
 

@@ -14,6 +14,7 @@ several tables.
 from __future__ import annotations
 
 import csv
+import os
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -24,7 +25,7 @@ import pandas as pd
 
 from advisor import schema
 from parsers.ncu.frames import build_devices, device_ids, launch_rows
-from parsers.ncu.raw import convert_raw_cells, read_raw_cells
+from parsers.ncu.raw import FileRows, Rows, convert_raw_cells, read_raw_cells
 from parsers.ncu.values import (
     IMPLIED_UNITS,
     blank_cells,
@@ -284,7 +285,11 @@ def _raw(src: Source, table: Table, selected: Callable[[str], bool] | None) -> F
     table, which also names the line of a malformed row."""
     header, alone = table.header, table.data is not None
     is_metric = [bool(_METRIC_COLUMN.match(h)) or h in _SOURCE_TOTALS for h in header]
-    rows = table.texts if table.data is None else table.data
+    rows: Rows = table.texts if table.data is None else table.data
+    at_file = _file_rows(src, table.data) if alone else None
+    if at_file is not None:  # the bytes let go before pyarrow parses the rows from the file
+        rows, table.data = at_file, None
+        src.release()
     cells = read_raw_cells(header, rows, is_metric, selected)
     table.data = None
     del rows  # no reference left to the file's bytes, which are released below
@@ -304,6 +309,18 @@ def _raw(src: Source, table: Table, selected: Callable[[str], bool] | None) -> F
         devices=build_devices(launches["device_id"], page.ids.get("CC"), page.facts),
         notes=page.notes,
     )
+
+
+def _file_rows(src: Source, data: memoryview | None) -> FileRows | None:
+    """The rows ``data`` (the end of the file's bytes) as the same bytes of the file, when the
+    file on disk is the one read (its size that of the bytes held); None otherwise."""
+    if data is None or src.raw is None:
+        return None
+    try:
+        size = os.stat(src.path).st_size
+    except (OSError, ValueError):
+        return None
+    return FileRows(src.path, size - len(data)) if size == len(src.raw) else None
 
 
 def _split_lines(src: Source, table: Table) -> None:

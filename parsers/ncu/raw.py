@@ -50,8 +50,19 @@ ALWAYS_READ = frozenset(LAUNCH_TOOL_METRICS + DEVICE_TOOL_METRICS)
 #: while it is converted, and parallel reading holds several blocks at once for little gain
 BLOCK_BYTES = 1 << 20
 
-#: the table's rows: the file's bytes from the first row on, or the rows as lines of text
-Rows = memoryview | bytes | Sequence[str]
+
+@dataclass(frozen=True)
+class FileRows:
+    """The table's rows as the file ``path`` from byte ``offset`` to its end: pyarrow reads them
+    from the file, so the file's bytes need not be held while their cells are parsed."""
+
+    path: str
+    offset: int
+
+
+#: the table's rows: the file's bytes from the first row on, the same read from the file, or
+#: the rows as lines of text
+Rows = memoryview | bytes | FileRows | Sequence[str]
 #: column index -> the column's cells (text), for the columns read
 Columns = dict[int, "pa.Array"]
 
@@ -99,9 +110,9 @@ def read_raw_cells(
     ``rows`` are the table's rows after the header (units row first when there is one), as the
     file's bytes or as lines; nothing returned refers to them.  ``selected``: the metric
     selection of the read, a predicate over canonical metric names (None: every metric)."""
-    if pa is None or not len(rows):
+    if pa is None or (not isinstance(rows, FileRows) and not len(rows)):
         return None
-    data = _bytes(rows)
+    data = rows if isinstance(rows, FileRows) else _bytes(rows)
     try:
         first = _read(header, _first_line(data), range(len(header)))
         units = _units(header, first)
@@ -141,14 +152,18 @@ def convert_raw_cells(cells: RawCells, alone: bool) -> RawPage | None:
         pa.default_memory_pool().release_unused()
 
 
-def _bytes(rows: Rows) -> memoryview:
+def _bytes(rows: memoryview | bytes | Sequence[str]) -> memoryview:
     if isinstance(rows, memoryview | bytes):
         return memoryview(rows)
     return memoryview(("\n".join(rows) + "\n").encode("utf-8"))
 
 
-def _first_line(data: memoryview) -> memoryview:
+def _first_line(data: memoryview | FileRows) -> memoryview:
     """The first line of ``data`` with its newline (all of it when there is none)."""
+    if isinstance(data, FileRows):
+        with open(data.path, "rb") as file:
+            file.seek(data.offset)
+            return memoryview(file.readline())
     octets = np.frombuffer(data, dtype=np.uint8)
     step = 1 << 16
     for at in range(0, len(octets), step):
@@ -158,14 +173,23 @@ def _first_line(data: memoryview) -> memoryview:
     return data
 
 
-def _read(header: Sequence[str], data: memoryview, wanted: Sequence[int]) -> Columns:
+def _read(header: Sequence[str], data: memoryview | FileRows, wanted: Sequence[int]) -> Columns:
     """The cells of the ``wanted`` columns (every cell as text); pyarrow checks every row's
     width against the header whatever is converted."""
+    if isinstance(data, FileRows):  # read from the file, from the table's first row on
+        with pa.OSFile(data.path) as file:
+            file.seek(data.offset)
+            return _read_from(header, file, wanted)
+    return _read_from(header, pa.py_buffer(data), wanted)
+
+
+def _read_from(header: Sequence[str], source: object, wanted: Sequence[int]) -> Columns:
+    """:func:`_read` of the rows in ``source`` (a pyarrow buffer or a file positioned on them)."""
     names = [f"c{i}" for i in range(len(header))]
     keep = [names[i] for i in wanted]
     try:
         table = pacsv.read_csv(
-            pa.py_buffer(data),
+            source,
             read_options=pacsv.ReadOptions(
                 column_names=names, block_size=BLOCK_BYTES, use_threads=False
             ),

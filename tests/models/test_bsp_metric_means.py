@@ -1,8 +1,9 @@
-"""The BSP predictions' metric means grouped once for every kernel
-(advisor.models.bsp.profile.metric_means_by_kernel) equal the per-kernel means of
-``_metric_means`` float for float: on hand-made rows (missing values, rows without a kernel,
-repeated metrics, plain and categorical columns), a generated raw page, the samples and the real
-Nsight Compute CSVs (read in place)."""
+"""The metric means of the report's BSP predictions and limiters, computed one kernel's rows at a
+time (advisor.models.bsp.profile.means_by_kernel), equal the pandas groupings they replace,
+float for float: the per-kernel means of ``_metric_means`` and the (kernel, metric) grouping of
+every row that ``advisor.report.roofline.kernel_metric_means`` did, on hand-made rows (missing
+values, rows without a kernel or metric, repeated metrics, plain and categorical columns), a
+generated raw page, the samples and the real Nsight Compute CSVs (read in place)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import pytest
 from advisor import pipeline
 from advisor.models.bsp import profile as bsp_profile
 from advisor.profile import Profile, Provenance
+from advisor.report.roofline import kernel_metric_means
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import gen_ncu
@@ -32,7 +34,24 @@ def _bits(means: dict[str, float]) -> list[tuple[str, bytes]]:
     return [(k, struct.pack("<d", v)) for k, v in means.items()]
 
 
+def _grouped_every_row(profile: Profile) -> dict[str, dict[str, float]]:
+    """What kernel_metric_means computed before: every row grouped by kernel and metric."""
+    frame = profile.metrics
+    rows = frame[frame["kernel"].notna() & frame["value"].notna()]
+    values = pd.to_numeric(rows["value"], errors="coerce")
+    means = values.groupby([rows["kernel"], rows["metric"]]).mean().dropna()
+    out: dict[str, dict[str, float]] = {}
+    for (kernel, metric), value in means.items():
+        out.setdefault(str(kernel), {})[str(metric)] = float(value)
+    return out
+
+
 def _check(profile: Profile, kernels: list[str]) -> int:
+    every = kernel_metric_means(profile)
+    expected = _grouped_every_row(profile)
+    assert list(every) == list(expected)
+    for kernel, means in expected.items():
+        assert _bits(every[kernel]) == _bits(means)
     grouped = bsp_profile.metric_means_by_kernel(profile, kernels)
     assert list(grouped) == list(dict.fromkeys(kernels))
     for kernel in kernels:
@@ -42,16 +61,17 @@ def _check(profile: Profile, kernels: list[str]) -> int:
 
 @pytest.mark.parametrize("categorical", [False, True])
 def test_hand_made_rows_give_the_per_kernel_means(categorical: bool) -> None:
-    kernel = ["a", "b", "a", None, "a", "b", "a", "c"]
-    metric = ["x", "x", "y", "x", "x", "y", "x", "x"]
-    value = [0.1, 2.0, math.nan, 9.0, 0.2, 1e300, 0.7, math.nan]
+    kernel = ["a", "b", "a", None, "a", "b", "a", "c", "b", "b"]
+    metric = ["x", "x", "y", "x", "x", "y", "x", "x", None, "y"]
+    value = [0.1, 2.0, math.nan, 9.0, 0.2, 1e308, 0.7, math.nan, 4.0, 1e308]  # b, y: inf
     frame = pd.DataFrame({"kernel": kernel, "metric": metric, "value": value})
     if categorical:
         frame = frame.astype({"kernel": "category", "metric": "category"})
     prof = Profile(
         provenance=(Provenance(path="hand.csv", format="test", profiler="ncu"),), metrics=frame
     )
-    assert _check(prof, ["a", "b", "c", "missing", "a"]) == 3
+    assert _check(prof, ["a", "b", "c", "missing", "a"]) == 2  # a: x; b: x (y is inf)
+    assert kernel_metric_means(prof)["b"]["y"] == math.inf  # the limiters keep it
     means = bsp_profile.metric_means_by_kernel(prof, ["a"])["a"]
     assert list(means) == ["x"] and means["x"] == pytest.approx((0.1 + 0.2 + 0.7) / 3)
     assert "y" not in means  # only a missing value

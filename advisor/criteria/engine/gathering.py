@@ -379,22 +379,19 @@ class _PerLaunch:
     def __init__(self, metrics: pd.DataFrame, has_launch: np.ndarray) -> None:
         value = metrics["value"].to_numpy(dtype=float, na_value=np.nan)
         lid_all = metrics["launch_id"].to_numpy(dtype=float, na_value=np.nan)
-        codes, self._names = pd.factorize(metrics["metric"], use_na_sentinel=True)
-        kcodes, kernels = pd.factorize(metrics["kernel"], use_na_sentinel=True)
+        codes, self._names = _codes(metrics["metric"])
+        kcodes, kernels = _codes(metrics["kernel"])
         with_id = np.flatnonzero(has_launch)
-        lid = lid_all[with_id].astype(np.int64)
-        pairs = pd.DataFrame({"k": kcodes[with_id], "l": lid}).drop_duplicates()
-        pairs = pairs[pairs["k"] >= 0].sort_values("l", kind="stable")
-        self.ids_of = {
-            str(kernels[k]): group.tolist() for k, group in pairs.groupby("k", sort=False)["l"]
-        }
-        del pairs, kcodes, lid  # not held while the values' dicts are built
+        self.ids_of = _ids_of(lid_all[with_id].astype(np.int64), kcodes[with_id], kernels)
+        del kcodes
         rows = with_id[~np.isnan(value[with_id])]
         del with_id
+        # the first row of each (launch, metric), rows kept in their order: the distinct keys'
+        # first places (a sort, not a hash table of every row: the constructor's peak)
         width = max(len(self._names), 1) + 1
-        first = ~pd.Series(lid_all[rows].astype(np.int64) * width + codes[rows]).duplicated()
-        rows = rows[first.to_numpy()]
-        del first
+        key = lid_all[rows].astype(np.int64) * width + codes[rows]
+        rows = rows[np.sort(np.unique(key, return_index=True)[1])]
+        del key
         order = np.argsort(lid_all[rows], kind="stable")
         rows = rows[order]
         self._lid = lid_all[rows].astype(np.int64)
@@ -459,6 +456,34 @@ class _PerLaunch:
         picked = np.repeat(shift, lengths) + np.arange(int(lengths.sum()))
         picked = picked[np.isfinite(self._value[picked]) & (self._code[picked] >= 0)]
         return {str(self._names[c]) for c in np.unique(self._code[picked])}
+
+
+def _codes(column: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    """The column's codes (-1 where missing) and the names they stand for: a categorical's own
+    (the schema's metrics ``kernel`` and ``metric``, no new array of 8 bytes a row), else
+    :func:`pandas.factorize`'s."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return column.cat.codes.to_numpy(), column.cat.categories
+    codes, names = pd.factorize(column, use_na_sentinel=True)
+    return codes, pd.Index(names)
+
+
+def _ids_of(lid: np.ndarray, kcode: np.ndarray, kernels: pd.Index) -> dict[str, list[int]]:
+    """Kernel name -> the distinct launch ids of its rows, ascending (``lid``: each row's
+    launch id, ``kcode``: its kernel's code, -1 for none); the (launch, kernel) pairs found by
+    sorting one integer key per row."""
+    width = len(kernels) + 1
+    pairs = np.unique(lid * width + (kcode.astype(np.int64) + 1))  # by launch, then kernel
+    launch, kernel = pairs // width, pairs % width - 1
+    named = kernel >= 0
+    launch, kernel = launch[named], kernel[named]
+    by_kernel = np.argsort(kernel, kind="stable")  # each kernel's launches stay ascending
+    cuts = np.flatnonzero(np.diff(kernel[by_kernel])) + 1
+    return {
+        str(kernels[int(kernel[part[0]])]): launch[part].tolist()
+        for part in np.split(by_kernel, cuts)
+        if len(part)
+    }
 
 
 class _Blocks(Mapping[int, dict[str, float]]):

@@ -130,25 +130,59 @@ def _metric_means(profile: Profile, kernel: str) -> dict[str, float]:
 
 
 def metric_means_by_kernel(profile: Profile, kernels: list[str]) -> dict[str, dict[str, float]]:
-    """:func:`_metric_means` of each of ``kernels``, the metrics rows grouped once by kernel and
-    metric (a raw Nsight Compute page holds some 370,000 rows: filtering them per kernel took
-    most of the report's BSP predictions).  Each mean is pandas' mean of the same values in
-    the same order as the kernel's own grouping, so the same float."""
-    frame = profile.metrics
+    """:func:`_metric_means` of each of ``kernels`` (:func:`means_by_kernel`: a raw Nsight
+    Compute page holds some 370,000 rows, and filtering all of them per kernel took most of the
+    report's BSP predictions)."""
     wanted = list(dict.fromkeys(kernels))
     out: dict[str, dict[str, float]] = {k: {} for k in wanted}
-    rows = frame.loc[
-        frame["kernel"].isin(wanted).fillna(False) & frame["value"].notna(),
-        ["kernel", "metric", "value"],
-    ]
-    if rows.empty:
-        return out
-    values = pd.to_numeric(rows["value"], errors="coerce")
-    means = values.groupby([rows["kernel"], rows["metric"]], observed=True).mean()
-    for (kernel, metric), mean in means.items():
-        if math.isfinite(float(mean)):
-            out.setdefault(str(kernel), {})[str(metric)] = float(mean)
+    for kernel, means in means_by_kernel(profile.metrics, wanted).items():
+        out[kernel] = {metric: mean for metric, mean in means if math.isfinite(mean)}
     return out
+
+
+def means_by_kernel(
+    frame: pd.DataFrame, kernels: list[str] | None = None
+) -> dict[str, list[tuple[str, float]]]:
+    """Per kernel (those of ``kernels``, else every kernel in the order pandas sorts them), the
+    mean value of each metric over its rows with a value, in metric order: what
+    ``value.groupby([kernel, metric]).mean()`` gives (or the same grouping of one kernel's
+    rows), float for float.  The rows are sorted by kernel once and each kernel's rows, in
+    their order, are grouped by the metric's code, which sorts as the metric names do; pandas
+    adds each group's values in row order either way.  Grouping every row by kernel and
+    metric at once held full-length work arrays: the report's peak memory on a raw page."""
+    if frame.empty:
+        return {}
+    kernel, kernel_names = _sorted_codes(frame["kernel"])
+    metric, metric_names = _sorted_codes(frame["metric"])
+    value = pd.to_numeric(frame["value"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    order = np.argsort(kernel, kind="stable")  # each kernel's rows together, in row order
+    bounds = np.searchsorted(kernel[order], np.arange(len(kernel_names) + 1))
+    where = {str(name): k for k, name in enumerate(kernel_names)}
+    names = list(where) if kernels is None else kernels
+    out: dict[str, list[tuple[str, float]]] = {}
+    for name in names:
+        k = where.get(name)
+        if k is None:
+            continue
+        rows = order[bounds[k] : bounds[k + 1]]
+        rows = rows[(metric[rows] >= 0) & ~np.isnan(value[rows])]
+        if not len(rows):
+            continue
+        means = pd.Series(value[rows]).groupby(metric[rows]).mean()
+        out[name] = [
+            (str(metric_names[code]), mean)
+            for code, mean in zip(means.index.tolist(), means.tolist(), strict=True)
+        ]
+    return out
+
+
+def _sorted_codes(column: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    """Codes (-1 where missing) that sort as pandas' groupby sorts the column's values: a
+    categorical's own codes (its categories' order), else those of the sorted distinct values."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return column.cat.codes.to_numpy(), column.cat.categories
+    codes, names = pd.factorize(column, sort=True, use_na_sentinel=True)
+    return codes, pd.Index(names)
 
 
 #: launch configuration columns (t = grid size × block size)
