@@ -161,9 +161,12 @@ def _bytes(rows: memoryview | bytes | Sequence[str]) -> memoryview:
 def _first_line(data: memoryview | FileRows) -> memoryview:
     """The first line of ``data`` with its newline (all of it when there is none)."""
     if isinstance(data, FileRows):
-        with open(data.path, "rb") as file:
-            file.seek(data.offset)
-            return memoryview(file.readline())
+        try:
+            with open(data.path, "rb") as file:
+                file.seek(data.offset)
+                return memoryview(file.readline())
+        except OSError as exc:  # gone or unreadable since it was read: the row-by-row path
+            raise _Fallback from exc
     octets = np.frombuffer(data, dtype=np.uint8)
     step = 1 << 16
     for at in range(0, len(octets), step):
@@ -177,9 +180,12 @@ def _read(header: Sequence[str], data: memoryview | FileRows, wanted: Sequence[i
     """The cells of the ``wanted`` columns (every cell as text); pyarrow checks every row's
     width against the header whatever is converted."""
     if isinstance(data, FileRows):  # read from the file, from the table's first row on
-        with pa.OSFile(data.path) as file:
-            file.seek(data.offset)
-            return _read_from(header, file, wanted)
+        try:
+            with pa.OSFile(data.path) as file:
+                file.seek(data.offset)
+                return _read_from(header, file, wanted)
+        except OSError as exc:  # gone or unreadable since it was read: the row-by-row path
+            raise _Fallback from exc
     return _read_from(header, pa.py_buffer(data), wanted)
 
 

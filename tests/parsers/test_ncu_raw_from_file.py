@@ -4,6 +4,7 @@ the same frames either way, and the bytes are used where the file on disk is not
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pandas as pd
 import pytest
 
 from advisor import pipeline
+from advisor.criteria.engine.analysis import to_json
 from parsers.ncu import csv_layouts
 from parsers.ncu.raw import FileRows
 from parsers.source import Source
@@ -65,3 +67,19 @@ def test_the_bytes_are_read_where_the_file_is_not_the_one_held(tmp_path: Path) -
     gone = Source.from_bytes(str(tmp_path / "absent.csv"), raw)
     assert csv_layouts._file_rows(gone, rows) is None
     assert csv_layouts._file_rows(Source.from_bytes(str(page), raw), None) is None
+
+
+def test_a_file_that_cannot_be_read_again_falls_back_to_the_rows_read_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    page = tmp_path / "raw.csv"
+    gen_ncu.write_ncu_raw(page, 40, seed=9)
+    expected = _analysis(page)
+    gone = FileRows(str(tmp_path / "moved.csv"), 10)
+    monkeypatch.setattr(csv_layouts, "_file_rows", lambda *args: gone)
+    assert _analysis(page) == expected  # read row by row, from the file the profile names
+
+
+def _analysis(path: Path) -> str:
+    run = pipeline.analyse_profile(pipeline.read([str(path)]))
+    return json.dumps(to_json(run.analysis), sort_keys=True)
