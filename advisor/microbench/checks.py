@@ -55,7 +55,11 @@ _SASS_TIMER = re.compile(r"^CS2U?R U?R\d+, SR_CLOCKLO$")
 _PTX_ENTRY = re.compile(r"^\.(?:visible\s+)?\.entry\s+(\w+)\s*\(", re.MULTILINE)
 _SASS_FUNCTION = re.compile(r"^\s*Function : (\S+)\s*$", re.MULTILINE)
 _SASS_INSTRUCTION = re.compile(r"/\*([0-9a-f]{4,})\*/\s+([^;]*?)\s*;")
-_SASS_BRANCH = re.compile(r"\bBRA(?:\.[A-Z.]+)?\s+(?:`\()?0x([0-9a-f]+)")
+#: a branch and its target; a uniform-predicate operand may come first (sm_100's loop back edge
+#: ``BRA.U UP0, 0x110``, ``BRA.DIV ~URZ, 0x...``)
+_SASS_BRANCH = re.compile(
+    r"\bBRA(?:\.[A-Z.]+)?\s+(?:[!~]?U?(?:P(?:T|\d+)|RZ)\s*,\s*)?(?:`\()?0x([0-9a-f]+)"
+)
 
 
 @dataclass(frozen=True)

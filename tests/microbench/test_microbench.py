@@ -339,14 +339,14 @@ def test_a_chain_moved_out_of_the_timed_region_fails_the_check() -> None:
     assert "FAIL" in ffma.line()
 
 
-def _throughput_sass(loop_first: int) -> str:
+def _throughput_sass(loop_first: int, back_edge: str = "@!P0 BRA 0x{loop:x}") -> str:
     """The shared-load throughput kernel's timed region, its four LDS.128 before the loop's label
     (hoisted: loop_first=4, the loop then XORs the same words) or inside the loop (loop_first=0)."""
     lds = [f"LDS.128 R{4 * k}, [R{4 * k}+UR4]" for k in range(4)]
     before, inside = lds[:loop_first], lds[loop_first:]
     body = ["CS2R R2, SR_CLOCKLO", "@!P1 BRA 0x{end:x}", *before]
     loop_at = len(body)
-    body += [*inside, "LOP3.LUT R21, R4, R5, R21, 0x96, !PT", f"@!P0 BRA 0x{loop_at * 16:x}"]
+    body += [*inside, "LOP3.LUT R21, R4, R5, R21, 0x96, !PT", back_edge.format(loop=loop_at * 16)]
     body += ["CS2R R6, SR_CLOCKLO", "EXIT", "BRA 0x{self:x}"]
     end = (len(body) - 3) * 16
     lines = ["Function : mb_shared_load_throughput"]
@@ -356,12 +356,16 @@ def _throughput_sass(loop_first: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+@pytest.mark.parametrize("back_edge", ["@!P0 BRA 0x{loop:x}", "BRA.U UP0, 0x{loop:x}"])
 @pytest.mark.parametrize(("hoisted", "found"), [(4, 0), (0, 4)])
-def test_loads_hoisted_out_of_the_loop_fail_the_check(hoisted: int, found: int) -> None:
-    """Four loads in the timed region are not enough: they must be in the loop it times."""
-    sass = _throughput_sass(hoisted)
+def test_loads_hoisted_out_of_the_loop_fail_the_check(
+    hoisted: int, found: int, back_edge: str
+) -> None:
+    """Four loads in the timed region are not enough: they must be in the loop it times (its
+    back edge a predicated branch, or sm_100's branch on a uniform predicate operand)."""
+    sass = _throughput_sass(hoisted, back_edge)
     body = checks.sass_loop_bodies(sass)["mb_shared_load_throughput"]
-    assert body is not None and body[-1].startswith("@!P0 BRA")
+    assert body is not None and "BRA" in body[-1]  # the loop ends at its back edge
     assert checks.count(body, r"^LOP3\.LUT\b") == 1
     region = checks.timed_region(checks.sass_kernels(sass)["mb_shared_load_throughput"], SASS)
     assert region is not None and checks.count(region, r"^LDS\S*\.128\b") == 4
