@@ -340,7 +340,9 @@ def score(step: dict[str, str], families: Path, full: bool) -> Result:
             for c in addressed:
                 crit = app["HOSTSYNC"] if c == "HOSTSYNC" else kernel["criteria"][c]
                 res.criteria.setdefault(c, crit)
-                s = fix_within_headroom(c, _criterion_speedup(crit), kernel)
+                s = _criterion_speedup(crit)
+                if c != "HOSTSYNC":  # application-wide: no kernel's headroom bounds it
+                    s = fix_within_headroom(c, s, kernel)
                 if s is None:
                     res.ours_partial = True
                     continue

@@ -555,7 +555,7 @@ MD_OPCODES = 4
 
 def _few_opcodes(opcodes: str) -> str:
     """``opcodes`` (space-separated, heaviest first) cut to :data:`MD_OPCODES`, saying how many
-    more the line has: ``I2F.U32.RP MUFU.RCP F2I.FTZ.U32.TRUNC.NTZ IMAD.HI.U32 +13 more``."""
+    more the line has: ``I2F.U32.RP MUFU.RCP F2I.FTZ.U32.TRUNC.NTZ IMAD.IADD +12 more``."""
     ops = opcodes.split()
     if len(ops) <= MD_OPCODES:
         return opcodes

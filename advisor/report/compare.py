@@ -48,8 +48,8 @@ so it is only checked as a bound (:func:`advisor.validation.within_bound`: is th
 speedup within it, yes or no) and never given an error factor.  The comparison does not know
 what was changed between two versions, so the addressed criterion is inferred from the data:
 the criterion whose value rose most (by at least :data:`IMPROVED_MIN_DELTA`; among criteria
-whose rises are within :data:`RISE_TIE` of the largest, the one with the largest estimate, as
-the report ranks its hints, then the first in paper order; a criterion that no longer applies
+whose rises are within :data:`RISE_TIE` of the largest, the one with the largest estimate,
+then the first in paper order; a criterion that no longer applies
 in the later version counts as 1 there); its estimate is the one the report states, capped at
 the kernel's roofline headroom (:func:`advisor.report.headroom.fix_within_headroom`); a
 kernel with no such rise has no addressed prediction, and where its time changed the comparison
@@ -92,7 +92,7 @@ from advisor.report.matching import resolve_forced as resolve_forced
 #: a criterion counts as improved when its value rises by at least this much (values in [0, 1])
 IMPROVED_MIN_DELTA = 0.05
 #: criteria whose rises differ by less than this rose alike: the addressed one among them is the
-#: one with the largest estimate, as the report ranks its hints
+#: one with the largest estimate
 RISE_TIE = 0.01
 #: kernels shown in the comparison (largest duration in the first version that has them)
 COMPARE_KERNELS = 30
@@ -798,9 +798,9 @@ def _check_kernel(
     rise, predicted = 0.0, None
     if rises:
         most = max(r for _, r, _ in rises)
-        # criteria that rose alike (L1 and L2 granularity after one coalescing change): the one
-        # the report ranked first, the largest estimate (a criterion without one last), then
-        # the first in paper order (max keeps the first of equal keys)
+        # criteria that rose alike (L1 and L2 granularity after one coalescing change): the
+        # largest estimate (a criterion without one last), then the first in paper order (max
+        # keeps the first of equal keys)
         tied = [x for x in rises if x[1] >= most - RISE_TIE]
         addressed, rise, predicted = max(
             tied, key=lambda x: (x[2] is not None, x[2] if x[2] is not None else 0.0)

@@ -162,11 +162,15 @@ def _ranked(
 
     out = []
     for key, value in ranked:
-        # the line's opcodes by their share of its value, largest first (PC order on ties): a
-        # line of a dozen instructions names first the ones that stall or waste
-        heavy = sorted(members[key], key=lambda i: -float(values[i]))
-        ops = (opcode_of(sass(i)) for i in heavy)
-        opcodes = " ".join(dict.fromkeys(o for o in ops if o))
+        # the line's opcodes by their share of its value (summed over the opcode's
+        # instructions), largest first, PC order on ties: a line of a dozen instructions names
+        # first the ones that stall or waste
+        weight: dict[str, float] = {}
+        for member in members[key]:
+            op = opcode_of(sass(member))
+            if op:
+                weight[op] = weight.get(op, 0.0) + float(values[member])
+        opcodes = " ".join(sorted(weight, key=lambda op: -weight[op]))  # stable: PC order
         first = members[key][0]
         where = place(rows.iloc[first], opcodes)
         if "sass" in where:

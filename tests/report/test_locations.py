@@ -152,12 +152,13 @@ def test_a_lines_opcodes_are_named_heaviest_first_and_markdown_names_four() -> N
     from advisor.render.markdown import _few_opcodes
 
     ops = ["IMAD", "I2F.U32.RP", "MUFU.RCP", "F2I", "IMAD.HI.U32", "ISETP.GE.U32.AND", "LDS"]
-    samples = [1, 9, 7, 7, 2, 0, 5]
+    ops += ["IMAD", "IMAD", "IMAD"]  # 1 + 3 x 1 = 4 samples in all: after LDS, before IMAD.HI
+    samples = [1, 9, 7, 7, 2, 0, 5, 1, 1, 1]
     specs = zip(ops, samples, strict=True)
     rows = _rows(*({"line": 25, "opcode": o, "stall_wait": n} for o, n in specs))
     (stall,) = locations.top_stalls(rows)
     (top,) = stall["top"]
-    assert top["opcodes"] == "I2F.U32.RP MUFU.RCP F2I LDS IMAD.HI.U32 IMAD"  # no samples: left out
+    assert top["opcodes"] == "I2F.U32.RP MUFU.RCP F2I LDS IMAD IMAD.HI.U32"  # no samples: out
     assert _few_opcodes(top["opcodes"]) == "I2F.U32.RP MUFU.RCP F2I LDS +2 more"
     assert _few_opcodes("LDS FADD") == "LDS FADD"
 
