@@ -51,7 +51,7 @@ from advisor.render.display import (
     share,
     visible_text,
 )
-from advisor.report.build import HEADROOM_NOTABLE, HintView, KernelRow, Report
+from advisor.report.build import FEW_COMPUTED, HEADROOM_NOTABLE, HintView, KernelRow, Report
 from advisor.report.nvidia import NvidiaEstimate, estimate
 
 #: GitHub refuses comments over 65,536 characters; stay well below
@@ -337,6 +337,14 @@ def _verdict(view: _View) -> str:
         return (
             "**cuda-advisor: no estimate yet**: no computed criterion is below its threshold, "
             f"but too few were computed and no kernel has a roofline headroom; {app}.\n\n"
+        )
+    if v.criteria_possible and v.criteria_computed < FEW_COMPUTED * v.criteria_possible:
+        return (
+            "**cuda-advisor: nothing to fix among the criteria computed**: none of the "
+            f"{v.criteria_computed} computed (of {v.criteria_possible} that apply to the "
+            "kernels; *Collect the missing metrics* says what the others need) is below its "
+            f"threshold, and no kernel has {_x(HEADROOM_NOTABLE)} of roofline headroom on the "
+            f"whole GPU time; {app}.\n\n"
         )
     return (
         "**cuda-advisor: nothing to fix first**: no criterion is below its threshold and no "

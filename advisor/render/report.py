@@ -26,7 +26,7 @@ from advisor.render.markdown import MARKDOWN_MAX_CHARS as MARKDOWN_MAX_CHARS
 from advisor.render.markdown import markdown as markdown
 from advisor.render.markdown import md_escape as md_escape
 from advisor.render.templating import html_environment
-from advisor.report.build import Report, StreamsSequence
+from advisor.report.build import FEW_COMPUTED, Report, StreamsSequence
 from advisor.report.predictions import BSP_FORMULA, MAXSUM_FORMULA
 
 #: the Content-Security-Policy of the HTML file: nothing loaded, inline styles only
@@ -69,6 +69,7 @@ def html(report: Report) -> str:
         host_note=hostsync_note(report.host) if report.host is not None else None,
         csp=CSP,
         min_share=MIN_SHARE_OF_GPU_TIME,
+        few_computed=FEW_COMPUTED,
         criteria_charts=charts_by_rank,
         detail_ranks=set(charts_by_rank),
         short_names=CRITERIA_SHORT,

@@ -287,6 +287,10 @@ class Verdict:
     #: no_estimate (no criterion computable) | no_kernels | limit (the first hint concerns kernels
     #: under 1 % of the GPU time and a hotter kernel's limiter leads, :func:`lead_with_limit`)
     kind: str = "nothing"
+    #: the kernels' own criteria (HOSTSYNC and those not applicable left out): how many have a
+    #: value and how many could have one -- "nothing to fix" says how few were computed
+    criteria_computed: int = 0
+    criteria_possible: int = 0
     #: the application's hints in the report's order (:func:`rank_hints`); the summary shows the
     #: first :data:`SUMMARY_HINTS`
     hints: tuple[HintView, ...] = ()
@@ -733,6 +737,8 @@ def _verdict(
         kernels_with_criteria=sum(1 for r in rows if r.computed),
         kernels=len(rows),
         kind=kind,
+        criteria_computed=_coverage(rows)[0],
+        criteria_possible=_coverage(rows)[1],
         hints=tuple(hints),
         engine_potential_speedup=(
             app.get("potential_speedup") if potential != app.get("potential_speedup") else None
@@ -936,6 +942,8 @@ def verdict_json(report: Report) -> dict[str, Any]:
         "span_ns": v.span_ns,
         "kernels": v.kernels,
         "kernels_with_criteria": v.kernels_with_criteria,
+        "criteria_computed": v.criteria_computed,
+        "criteria_possible": v.criteria_possible,
         "headroom_kernel": v.headroom_kernel,
         "headroom_share_of_gpu_time": v.headroom_share,
         "roofline_headroom": v.headroom,
@@ -993,6 +1001,22 @@ def _row(rank: int, k: Mapping[str, Any], spread: Spread | None = None) -> Kerne
         computed=_computed(k),
         spread=spread,
     )
+
+
+def _coverage(rows: Sequence[KernelRow]) -> tuple[int, int]:
+    """(criteria computed, criteria that apply) over the kernels' own criteria: not the
+    application's HOSTSYNC, not those ``not_applicable`` to a kernel."""
+    pairs = [
+        st
+        for r in rows
+        for c, st in zip(CRITERIA, r.statuses, strict=False)
+        if c != "HOSTSYNC" and st in ("computed", "not_computable")
+    ]
+    return pairs.count("computed"), len(pairs)
+
+
+#: below this share of its possible kernel criteria computed, "nothing to fix" says how few
+FEW_COMPUTED = 0.5
 
 
 def _computed(k: Mapping[str, Any]) -> bool:

@@ -285,3 +285,23 @@ def test_json_alone_builds_no_page_only_part_and_writes_the_same_verdict(
     code = run("report", str(trace), "--json", str(beside), "-o", str(tmp_path / "r.html"), "-q")[0]
     assert code == 0
     assert alone.read_bytes() == beside.read_bytes()
+
+
+@pytest.mark.real_profiles
+def test_nothing_to_fix_says_how_few_criteria_were_computed(
+    real_profiles: Path, tmp_path: Path
+) -> None:
+    """An nsys export of four kernels: only LOADBALANC_SM (from the launch configuration) of
+    their eight criteria each is computed, and HOSTSYNC is above its threshold. 'Nothing to fix
+    first' would claim a clean bill of health that 28 criteria without metrics cannot give."""
+    path = real_profiles / "reports/CudaProgramming/streamSimple.sqlite"
+    data, md, html = _report(tmp_path, path)
+    v = data["verdict"]
+    assert v["kind"] == "nothing"
+    assert (v["criteria_computed"], v["criteria_possible"]) == (4, 32)
+    first = md.split("\n\n")[0]
+    assert first.startswith("**cuda-advisor: nothing to fix among the criteria computed**")
+    assert "none of the 4 computed (of 32 that apply to the kernels" in first
+    assert "Nothing to fix among the criteria computed:" in html
+    assert "Nothing to fix first" not in html and "nothing to fix first" not in md
+    assert invariants.check(data, md) == []
