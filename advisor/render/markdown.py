@@ -442,7 +442,7 @@ def _facts(view: _View) -> str:
             + (more if v.limits_more else "")
         )
     # HOSTSYNC is the application's: said here once, not in every kernel's line
-    parts.append(f"HOSTSYNC (GPU busy / timeline span) {_num(s.hostsync.value)}")
+    parts.append(f"HOSTSYNC (kernel time / timeline span) {_num(s.hostsync.value)}")
     return " · ".join(parts) + "\n\n"
 
 

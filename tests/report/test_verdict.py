@@ -146,7 +146,7 @@ def test_kineto_comment_is_capped_and_states_hostsync_once(
     bolded in every kernel's line; the latency notes (Turing values) one per level."""
     data, md, _ = _report(tmp_path, real_profiles / KINETO)
     assert len(md) <= 40_000
-    assert md.count("HOSTSYNC (GPU busy / timeline span) 0.32") == 1
+    assert md.count("HOSTSYNC (kernel time / timeline span) 0.32") == 1
     assert "**HOSTSYNC" not in md.split("Criteria of every kernel", 1)[-1]
     assert len(re.findall(r"latency \d+ cycles:", md)) == 0
     assert invariants.check(data, md) == []
