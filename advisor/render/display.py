@@ -74,6 +74,20 @@ def significant(value: float, digits: int) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
+def criterion_value(value: float, threshold: float | None, digits: int = 2) -> str:
+    """A criterion's value with ``digits`` decimals, or more where that would print a value
+    below its threshold as the threshold itself (0.797 below 0.80 reads ``0.797``, never
+    ``0.80``): at most four decimals."""
+    text = f"{value:.{digits}f}"
+    if threshold is None or not value < threshold:
+        return text
+    for more in range(digits, 5):
+        text = f"{value:.{more}f}"
+        if text != f"{threshold:.{more}f}":
+            return text
+    return text
+
+
 def share(value: float | None) -> str:
     """A share as a percentage: one decimal, two significant digits under 0.1 % written out
     (``0.0071%``, ``0.00007%``), never 0.0 % for a share above 0 and never an exponent."""

@@ -44,6 +44,7 @@ from typing import Any
 
 from advisor.criteria.engine.hints import THRESHOLDS
 from advisor.render.display import (
+    criterion_value,
     demangle,
     distinct_names,
     duration,
@@ -218,7 +219,9 @@ class _View:
         if hints:
             h = hints[0]
             nvidia = estimate(k.get("ncu_rules") or (), h["criterion"])
-            return f"{h['criterion']} {_num(h['value'])}", nvidia
+            value = h["value"]
+            text = "n/c" if value is None else criterion_value(value, h.get("threshold"))
+            return f"{h['criterion']} {text}", nvidia
         criteria = k.get("criteria") or {}
         computed = any(
             c.get("value") is not None and c.get("scope") != "application"
@@ -698,8 +701,8 @@ def _criteria(view: _View, rows: Sequence[KernelRow]) -> str:
         for name, value in zip(names, r.values, strict=False):
             if value is None or name == "HOSTSYNC":  # the application's, in the facts line
                 continue
-            text = f"{name} {_num(value)}"
             threshold = THRESHOLDS.get(name)
+            text = f"{name} {criterion_value(value, threshold)}"
             if threshold is not None and value < threshold:
                 text = f"**{text}**"
                 e = nvidia.get(name)

@@ -18,7 +18,7 @@ import jinja2
 from markupsafe import Markup
 
 from advisor.criteria import SPECS
-from advisor.criteria.engine.hints import MIN_SHARE_OF_GPU_TIME
+from advisor.criteria.engine.hints import MIN_SHARE_OF_GPU_TIME, THRESHOLDS
 from advisor.render import charts
 from advisor.render.display import shorten, visible_text
 from advisor.render.host_markdown import hostsync_note
@@ -70,6 +70,7 @@ def html(report: Report) -> str:
         csp=CSP,
         min_share=MIN_SHARE_OF_GPU_TIME,
         few_computed=FEW_COMPUTED,
+        thresholds=dict(THRESHOLDS),
         criteria_charts=charts_by_rank,
         detail_ranks=set(charts_by_rank),
         short_names=CRITERIA_SHORT,

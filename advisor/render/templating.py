@@ -22,7 +22,7 @@ from pathlib import Path
 
 import jinja2
 
-from advisor.render.display import duration, share, significant
+from advisor.render.display import criterion_value, duration, share, significant
 
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]  # advisor/
 
@@ -152,6 +152,13 @@ def in_words(text: str) -> str:
     return _SEED.sub(cite, text)
 
 
+def fmt_criterion(value: float | None, threshold: float | None) -> str:
+    """:func:`fmt_value`, with the decimals :func:`advisor.render.display.criterion_value`
+    adds where a value below its threshold would print as the threshold."""
+    text = fmt_value(value)
+    if value is None or threshold is None or not value < threshold:
+        return text
+    return criterion_value(value, threshold) if text == fmt_value(threshold) else text
 
 
 #: the report's number and text filters (``{{ t | duration }}``, ``{{ n | quantity("B") }}``)
@@ -161,6 +168,7 @@ FILTERS: dict[str, Callable[..., str]] = {
     "count": fmt_count,
     "quantity": fmt_quantity,
     "value": fmt_value,
+    "criterion": fmt_criterion,
     "share": fmt_share,
     "input": fmt_input,
     "words": in_words,

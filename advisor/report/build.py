@@ -39,7 +39,7 @@ from advisor.criteria.engine.hints import THRESHOLDS, kernels_of
 from advisor.criteria.engine.speedups import application_gain
 from advisor.errors import InputError, UsageError
 from advisor.profile import Profile
-from advisor.render.display import compact, readable_name, share
+from advisor.render.display import compact, criterion_value, readable_name, share
 from advisor.report.headroom import FEWER_BYTES, roofline_headroom
 from advisor.report.host_view import HostView, host_view
 from advisor.report.missing import (
@@ -144,8 +144,8 @@ class HintView:
         """The criterion's value, or its range over a group's kernels (``0.03–0.06``)."""
         low, high = self.value_min, self.value_max
         if self.grouped and low is not None and high is not None and _num(low) != _num(high):
-            return f"{_num(low)}–{_num(high)}"
-        return _num(self.value)
+            return f"{criterion_value(low, self.threshold)}–{criterion_value(high, self.threshold)}"
+        return "n/a" if self.value is None else criterion_value(self.value, self.threshold)
 
     @property
     def where(self) -> str:

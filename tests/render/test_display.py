@@ -38,3 +38,27 @@ def test_a_tiny_share_is_written_out_never_as_an_exponent() -> None:
     assert share(0.0) == "0.0%"
     assert share(None) == "n/a"
     assert "e" not in share(1.234e-9)
+
+
+@pytest.mark.parametrize(
+    ("value", "threshold", "text"),
+    [
+        (0.7967, 0.8, "0.797"),  # below 0.80, never printed as 0.80
+        (0.79996, 0.8, "0.8000"),  # four decimals at most
+        (0.8, 0.8, "0.80"),  # at the threshold: not below it
+        (0.8049, 0.8, "0.80"),  # above: two decimals
+        (0.8949, 0.9, "0.89"),  # already distinct from the threshold
+        (0.8996, 0.9, "0.8996"),  # 0.90 and 0.900 would both read as the threshold
+        (0.5, None, "0.50"),
+    ],
+)
+def test_a_value_below_its_threshold_never_reads_as_the_threshold(
+    value: float, threshold: float | None, text: str
+) -> None:
+    from advisor.render.display import criterion_value
+    from advisor.render.templating import fmt_criterion
+
+    assert criterion_value(value, threshold) == text
+    assert fmt_criterion(value, threshold) == text
+    assert fmt_criterion(0.0031, 0.8) == "0.0031"  # small values keep two significant digits
+    assert fmt_criterion(None, 0.8) == "n/a"

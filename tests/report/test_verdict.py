@@ -305,3 +305,16 @@ def test_nothing_to_fix_says_how_few_criteria_were_computed(
     assert "Nothing to fix among the criteria computed:" in html
     assert "Nothing to fix first" not in html and "nothing to fix first" not in md
     assert invariants.check(data, md) == []
+
+
+@pytest.mark.real_profiles
+def test_a_hint_just_below_its_threshold_does_not_read_as_the_threshold(
+    real_profiles: Path, tmp_path: Path
+) -> None:
+    """An nsys export (RTX 3090): LOADBALANC_SM 0.7967 leads, below 0.80; printed with two
+    decimals it read 'LOADBALANC_SM = 0.80 ... below 0.80'."""
+    data, md, html = _report(tmp_path, real_profiles / "reports/memfusion_artifact/report1.sqlite")
+    assert data["verdict"]["first_hint"]["criterion"] == "LOADBALANC_SM"
+    assert "**LOADBALANC_SM** = 0.797 in" in md and "LOADBALANC_SM 0.797 |" in md
+    assert "LOADBALANC_SM = 0.80" not in md and "LOADBALANC_SM 0.80 |" not in md
+    assert "(LOADBALANC_SM = 0.797, below 0.80)" in html
