@@ -54,6 +54,7 @@ from advisor.criteria.engine.spec import APPLICATION, KERNEL, CriterionSpec
 from advisor.criteria.engine.speedups import (
     AMDAHL,
     MIN_LAUNCH_NS,
+    SM_SOL_LABEL,
     SPEEDUP_FORMS,
     amdahl_combine,
     application_potential,
@@ -260,9 +261,14 @@ def _throughputs(kernel: KernelData, ctx: Context) -> Throughputs:
     if isinstance(sol, Scored) and (memory is None or sol.raw > memory):
         memory, method = sol.raw, sol.recipe.label
     compute = score(kernel, compute_fraction_recipes(), ctx)
-    compute_frac = (
-        weighted_by_f(compute.raw, ctx, "F_ARITHThr") if isinstance(compute, Scored) else None
-    )
+    compute_frac: float | None = None
+    if isinstance(compute, Scored):
+        # F_ARITHThr is measured on FLOP rates (x = FLOP/s over peak FP32): it weighs nvprof's
+        # FLOP efficiencies and FLOP counts, never the SM's busy share of Speed Of Light, which
+        # like the Memory SOL above stays as measured (weighed, an H200's F_ARITHThr turned a
+        # shared-memory-bound 70 % into 1.00 and the kernel into "compute-bound")
+        busy = compute.recipe.label == SM_SOL_LABEL
+        compute_frac = compute.raw if busy else weighted_by_f(compute.raw, ctx, "F_ARITHThr")
     flops = score(kernel, arithmetic_fraction_recipes(), ctx)
     arithmetic = weighted_by_f(flops.raw, ctx, "F_ARITHThr") if isinstance(flops, Scored) else None
     bound_frac, bound_method = potential_bound(dram_frac, arithmetic, memory, compute_frac)

@@ -325,7 +325,7 @@ def _verdict(view: _View) -> str:
             f"**cuda-advisor: no criterion is below its threshold, but "
             f"{view.name(v.headroom_kernel)} ({_pct(v.headroom_share)} of GPU time) has a "
             f"roofline headroom of {_x(v.headroom)}** ({_x(v.headroom_gpu)} on the whole GPU "
-            f"time): {_headroom_advice(v.headroom_bound)}; {app}.\n\n"
+            f"time): {v.headroom_advice}; {app}.\n\n"
         )
     if v.kind == "no_estimate":
         top = view.report.table[0] if view.report.table else None
@@ -375,20 +375,6 @@ def _reason(view: _View) -> str:
             f"roofline headroom of {_x(v.headroom)} and no criterion below its threshold"
         )
     return text
-
-
-def _headroom_advice(bound: str | None) -> str:
-    """What roofline headroom without a hint means, by the kernel's bound."""
-    if bound == "latency":
-        return (
-            "it is latency-bound (neither DRAM nor FLOPs near peak), which no criterion "
-            "measures: raise the parallelism per SM or the instructions in flight per thread"
-        )
-    if bound == "memory":
-        return "it is memory-bound below peak DRAM bandwidth: move fewer bytes or move them wider"
-    if bound == "compute":
-        return "it is compute-bound below peak FLOPs: use wider or fused instructions"
-    return "the criteria computed do not name its limiter"
 
 
 def _where(view: _View, h: HintView) -> str:

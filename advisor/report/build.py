@@ -325,6 +325,35 @@ class Verdict:
         return tuple(sorted(with_unit, key=lambda u: -u.share)[:LIMITS_SHOWN])
 
     @property
+    def headroom_advice(self) -> str:
+        """What roofline headroom without a hint means, by the kernel's bound and, for a
+        memory-bound kernel whose busiest memory unit is a cache, by that unit: the DRAM
+        roofline is then not what holds it (a shared-memory-tiled matrix product: L1/TEX at
+        91 % of peak, DRAM at 0.5 %)."""
+        bound = self.headroom_bound
+        if bound == "latency":
+            return (
+                "it is latency-bound (neither DRAM nor FLOPs near peak), which no criterion "
+                "measures: raise the parallelism per SM or the instructions in flight per thread"
+            )
+        if bound == "memory":
+            unit = next(
+                (u for u in self.limits if u.kernel == self.headroom_kernel and u.unit), None
+            )
+            if unit is not None and unit.unit in CACHE_UNITS and unit.frac_of_peak is not None:
+                return (
+                    f"it is memory-bound on {unit.unit} ({unit.frac_of_peak * 100:.0f}% of "
+                    f"peak), not on DRAM: issue fewer or wider {unit.unit} accesses (keep "
+                    "reused values in registers) before the DRAM roofline can bound it"
+                )
+            return (
+                "it is memory-bound below peak DRAM bandwidth: move fewer bytes or move them wider"
+            )
+        if bound == "compute":
+            return "it is compute-bound below peak FLOPs: use wider or fused instructions"
+        return "the criteria computed do not name its limiter"
+
+    @property
     def limits_more(self) -> int:
         """Kernels with a limiting unit the facts line does not name."""
         return sum(1 for u in self.limits if u.unit is not None) - len(self.shown_limits)
@@ -769,6 +798,8 @@ SPEED_OF_LIGHT: tuple[tuple[str, str], ...] = (
     ("SM", "compute_throughput_pct_of_peak"),
 )
 
+#: the Speed Of Light memory units that are caches (shared memory is served by L1/TEX)
+CACHE_UNITS = frozenset({"L1/TEX", "L2"})
 #: a unit at or above this fraction of its peak limits the kernel; with every unit below it the
 #: kernel is latency-bound (Nsight Compute's Speed Of Light rule: below 60 % of peak in both
 #: compute and memory, latency issues are likely)

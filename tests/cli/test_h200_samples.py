@@ -135,3 +135,32 @@ def test_the_measured_characterization_weighs_the_headroom(ncu_module: ModuleTyp
     assert _kernel(path)["potential_speedup"] == pytest.approx(1.48, abs=0.01)
     measured = _kernel(path, device=str(H200 / "device-h200.json"))
     assert measured["potential_speedup"] == pytest.approx(1.0)
+
+
+def test_the_characterization_weighs_flop_rates_not_the_sms_busy_share() -> None:
+    """The shared-tile matrix product: SM throughput 70 % of peak (Speed Of Light), L1/TEX at
+    91 %, DRAM at 0.5 %. F_ARITHThr is measured on FLOP rates; applied to the SM's busy share it
+    raised 0.70 to 1.00 and called the kernel compute-bound."""
+    path = H200 / "matmul-sm.ncu-raw.csv"
+    plain, measured = _kernel(path), _kernel(path, device=str(H200 / "device-h200.json"))
+    sm = plain["throughputs"]["compute_frac"]
+    assert sm == pytest.approx(0.697, abs=1e-3)
+    assert measured["throughputs"]["compute_frac"] == sm
+    assert measured["bound"] == plain["bound"] == "memory"
+    # the FLOP rate is what F_ARITHThr weighs: 0.116 of peak reads 0.161 of what the H200 reaches
+    flops = plain["throughputs"]["arithmetic_frac"], measured["throughputs"]["arithmetic_frac"]
+    assert flops[0] == pytest.approx(0.116, abs=1e-3) and flops[1] > flops[0]
+
+
+def test_a_cache_bound_kernel_with_headroom_is_told_about_its_cache_not_dram(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "m.md"
+    args = ["report", str(H200 / "matmul-sm.ncu-raw.csv"), "--markdown", str(out), "-q"]
+    result = CliRunner().invoke(
+        advisor.cli.main, [*args, "--device", str(H200 / "device-h200.json")]
+    )
+    assert result.exit_code == 0, result.output
+    first = out.read_text(encoding="utf-8").split("\n\n")[0]
+    assert "it is memory-bound on L1/TEX (91% of peak), not on DRAM" in first
+    assert "below peak DRAM bandwidth" not in first and "compute-bound" not in first

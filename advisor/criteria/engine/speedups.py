@@ -260,11 +260,17 @@ def dram_fraction_recipes() -> list[Recipe]:
     ]
 
 
+#: the compute recipe that is a unit's busy share (Speed Of Light), not a FLOP rate: like the
+#: Memory SOL, it is not weighted by F_ARITHThr, which is measured on FLOP rates
+SM_SOL_LABEL = "Nsight Compute SM throughput % of peak (Compute SOL)"
+
+
 def compute_fraction_recipes() -> list[Recipe]:
-    """Achieved arithmetic throughput over peak (before F_ARITHThr)."""
+    """Achieved arithmetic throughput over peak (before F_ARITHThr; the Speed Of Light SM
+    throughput, :data:`SM_SOL_LABEL`, is never weighted)."""
     return [
         Recipe(
-            "Nsight Compute SM throughput % of peak (Compute SOL)",
+            SM_SOL_LABEL,
             ("compute_throughput_pct_of_peak",),
             lambda v: v["compute_throughput_pct_of_peak"],
             tools=("ncu",),
