@@ -397,13 +397,15 @@ def _missing_estimate(view: _View) -> str:
     s = view.report.summary
     if s.kernels and s.kernels_without_estimate >= s.kernels:
         what = "speedup estimate" if view.measured else "criterion computable"
-        without = f"no {what} for any of the {_plural(s.kernels, 'kernel')}"
+        which = "the kernel" if s.kernels == 1 else f"any of the {s.kernels:,} kernels"
+        without = f"no {what} for {which}"
     elif s.kernels_without_estimate:
         without = f"no estimate for {s.kernels_without_estimate} of {_plural(s.kernels, 'kernel')}"
     else:
         without = "no estimate"
+    their = "its" if s.kernels == 1 else "their"
     return (
-        f"{without}; collect their metrics (`cuda-advisor metrics --tool ncu` prints the "
+        f"{without}; collect {their} metrics (`cuda-advisor metrics --tool ncu` prints the "
         "command, *Collect the missing metrics* below says what is missing)"
     )
 

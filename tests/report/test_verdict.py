@@ -318,3 +318,18 @@ def test_a_hint_just_below_its_threshold_does_not_read_as_the_threshold(
     assert "**LOADBALANC_SM** = 0.797 in" in md and "LOADBALANC_SM 0.797 |" in md
     assert "LOADBALANC_SM = 0.80" not in md and "LOADBALANC_SM 0.80 |" not in md
     assert "(LOADBALANC_SM = 0.797, below 0.80)" in html
+
+
+@pytest.mark.real_profiles
+def test_one_kernel_without_criteria_is_spoken_of_as_one(
+    real_profiles: Path, tmp_path: Path
+) -> None:
+    """An ncu section export of one kernel with no criterion computable read 'no criterion
+    computable for any of the 1 kernel; collect their metrics'."""
+    folder = (
+        real_profiles / "csv/llmperfopt_rtx5090/ncu/kernel_0001_67bdb7e29d1bb4e0ca0aec954ef18af3"
+    )
+    _, md, _ = _report(tmp_path, folder / "ncu.section_MemoryWorkloadAnalysis.csv")
+    first = md.split("\n\n")[0]
+    assert "no criterion computable for the kernel; collect its metrics" in first
+    assert "any of the 1 kernel" not in md
