@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from markupsafe import Markup, escape
 
 from advisor.criteria import SPECS
+from advisor.render.display import speedup_text
 from advisor.report.build import CriterionView
 
 #: the chart's size in px and the plot area inside it (matplotlib's subplots_adjust of the
@@ -119,7 +120,7 @@ def _bar(c: CriterionView, x: float, slot: float, hatch: str) -> list[str]:
         parts.append(_rect(x - width / 2, top, width, _BOTTOM - top, colour, stroke=False))
         parts.append(_text(x, _y(c.value + 0.02) - 1, f"{c.value:.2f}", "middle", "#000000", 8))
         if c.potential_speedup is not None:
-            label = f"{c.potential_speedup:.2f}x"
+            label = speedup_text(c.potential_speedup)
             parts.append(_text(x, _y(1.12), label, "middle", SPEEDUP, 8, bold=True))
     if c.threshold is not None:
         y = _y(c.threshold)

@@ -74,6 +74,14 @@ def significant(value: float, digits: int) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
+def speedup_text(value: float | None) -> str:
+    """A speedup: ``1.96x``; from 100x on without decimals (``1,208x``: a bound of that size
+    is no measurement to the hundredth); ``n/a`` when unknown."""
+    if value is None:
+        return "n/a"
+    return f"{value:,.0f}x" if round(value, 2) >= 100 else f"{value:.2f}x"  # 99.999...: 100x
+
+
 def criterion_value(value: float, threshold: float | None, digits: int = 2) -> str:
     """A criterion's value with ``digits`` decimals, or more where that would print a value
     below its threshold as the threshold itself (0.797 below 0.80 reads ``0.797``, never

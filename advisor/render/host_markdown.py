@@ -5,7 +5,7 @@ idle split, launch delay, the launch-bound hint, the synchronizations and the to
 from __future__ import annotations
 
 from advisor.models import host
-from advisor.render.display import duration, shorten
+from advisor.render.display import duration, shorten, speedup_text
 from advisor.render.markdown import md_code, md_escape
 from advisor.report.build import Report
 from advisor.report.host_view import HostView
@@ -46,8 +46,9 @@ def hostsync_note(h: HostView) -> str:
             f"On this trace {stream}the GPU's idle stretches wait {duration(idle.host_wait_ns)} "
             f"for the host (busy elsewhere, launching late) and "
             f"{duration(idle.launch_delay_ns)} in launch delay (a union over time); removing "
-            f"the host synchronizations alone buys up to {h.syncs_speedup:.2f}x, the rest needs "
-            "the host to launch sooner (CUDA graphs, torch.compile, asynchronous data loading)."
+            "the host synchronizations alone buys up to "
+            f"{speedup_text(h.syncs_speedup)}, the rest needs the host to launch sooner (CUDA "
+            "graphs, torch.compile, asynchronous data loading)."
         )
     text = (
         f"The host runs ahead on this trace: the busiest compute stream (stream {pace.stream}, "
@@ -73,8 +74,8 @@ def hostsync_note(h: HostView) -> str:
             f"{duration(comm.exposed_ns)} exposed)"
         )
     return (
-        text + f". Removing the host synchronizations buys up to {h.syncs_speedup:.2f}x; CUDA "
-        "graphs or a faster host would not help."
+        text + ". Removing the host synchronizations buys up to "
+        f"{speedup_text(h.syncs_speedup)}; CUDA graphs or a faster host would not help."
     )
 
 
@@ -142,14 +143,14 @@ def host_section(report: Report) -> str:
     if h.syncs:
         lines += [
             "",
-            f"Host synchronizations (removing them all: up to {h.syncs_speedup:.2f}x):",
+            f"Host synchronizations (removing them all: up to {speedup_text(h.syncs_speedup)}):",
             "",
             "| operator | syncs | GPU idle after | speedup if removed |",
             "| --- | --: | --: | --: |",
         ]
         lines += [
             f"| {md_code(g.operator, table=True)} | {g.calls:,} | {duration(g.idle_after_ns)} "
-            f"| {g.potential_speedup:.2f}x |"
+            f"| {speedup_text(g.potential_speedup)} |"
             for g in h.syncs[:ROWS]
         ]
     if h.operators:

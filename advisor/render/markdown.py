@@ -50,6 +50,7 @@ from advisor.render.display import (
     duration,
     readable_name,
     share,
+    speedup_text,
     visible_text,
 )
 from advisor.report.build import FEW_COMPUTED, HEADROOM_NOTABLE, HintView, KernelRow, Report
@@ -126,7 +127,7 @@ def _clip(text: str, limit: int) -> str:
 
 
 def _x(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.2f}x"
+    return speedup_text(value)
 
 
 def _pct(value: float | None) -> str:

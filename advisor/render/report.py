@@ -20,7 +20,7 @@ from markupsafe import Markup
 from advisor.criteria import SPECS
 from advisor.criteria.engine.hints import MIN_SHARE_OF_GPU_TIME, THRESHOLDS
 from advisor.render import charts
-from advisor.render.display import shorten, visible_text
+from advisor.render.display import shorten, speedup_text, visible_text
 from advisor.render.host_markdown import hostsync_note
 from advisor.render.markdown import MARKDOWN_MAX_CHARS as MARKDOWN_MAX_CHARS
 from advisor.render.markdown import markdown as markdown
@@ -172,7 +172,7 @@ def fmt_sig(value: float | None, digits: int = 4) -> str:
 
 
 def fmt_x(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.2f}x"
+    return speedup_text(value)
 
 
 def visible_controls(text: str) -> str:

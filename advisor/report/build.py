@@ -39,7 +39,7 @@ from advisor.criteria.engine.hints import THRESHOLDS, kernels_of
 from advisor.criteria.engine.speedups import application_gain
 from advisor.errors import InputError, UsageError
 from advisor.profile import Profile
-from advisor.render.display import compact, criterion_value, readable_name, share
+from advisor.render.display import compact, criterion_value, readable_name, share, speedup_text
 from advisor.report.headroom import FEWER_BYTES, roofline_headroom
 from advisor.report.host_view import HostView, host_view
 from advisor.report.missing import (
@@ -172,7 +172,7 @@ class HintView:
         """The hint in one line of plain words."""
         where = f"{self.where}: " if self.where else ""
         gain = (
-            f" (this fix: up to {self.application_speedup:.2f}x on the whole GPU time)"
+            f" (this fix: up to {speedup_text(self.application_speedup)} on the whole GPU time)"
             if self.application_speedup is not None
             else ""
         )
@@ -1007,7 +1007,7 @@ def verdict_json(report: Report) -> dict[str, Any]:
 
 
 def _x(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.2f}x"
+    return speedup_text(value)
 
 
 def display_name(name: str) -> str:

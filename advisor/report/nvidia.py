@@ -29,6 +29,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from advisor.render.display import speedup_text
+
 Rule = Mapping[str, Any]
 
 #: NVIDIA's speedup type whose estimate is a fraction of a part of the kernel, not of its time
@@ -141,14 +143,14 @@ class NvidiaEstimate:
         if self.kernels < self.of_kernels:
             extra.append(f"{self.kernels} of {self.of_kernels} kernels")
         tail = f"; {', '.join(extra)}" if extra else ""
-        return f"{self.speedup:.2f}x ({rules}{tail})"
+        return f"{speedup_text(self.speedup)} ({rules}{tail})"
 
     @property
     def cell(self) -> str:
         """A table cell: ``1.96x``, ``(1.96x)`` for a local estimate, ``fired, no estimate``."""
         if self.speedup is None:
             return FIRED_NO_ESTIMATE
-        return f"({self.speedup:.2f}x)" if self.local else f"{self.speedup:.2f}x"
+        return f"({speedup_text(self.speedup)})" if self.local else speedup_text(self.speedup)
 
 
 def speedup_of(fraction: float | None) -> float | None:

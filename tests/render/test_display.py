@@ -62,3 +62,20 @@ def test_a_value_below_its_threshold_never_reads_as_the_threshold(
     assert fmt_criterion(value, threshold) == text
     assert fmt_criterion(0.0031, 0.8) == "0.0031"  # small values keep two significant digits
     assert fmt_criterion(None, 0.8) == "n/a"
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (1.5, "1.50x"),
+        (99.994, "99.99x"),
+        (1 / (1 - 0.99), "100x"),  # 99.99999999999991: never "100.00x" beside "101x"
+        (100.0, "100x"),
+        (1207.93, "1,208x"),
+        (None, "n/a"),
+    ],
+)
+def test_a_speedup_of_100x_or_more_has_no_decimals(value: float | None, text: str) -> None:
+    from advisor.render.display import speedup_text
+
+    assert speedup_text(value) == text
