@@ -97,14 +97,15 @@ def nothing_to_fix_means_no_headroom(
     return []
 
 
-#: ``1.37x``, ``up to **1.37x**``; and percentages ``48.4%`` (a share of GPU time)
-_SPEEDUP = re.compile(r"(?<![\w.])(\d+\.\d+)x\b")
+#: ``1.37x``, ``up to **1.37x**``, ``1,208x`` (from 100x on without decimals); and percentages
+#: ``48.4%`` (a share of GPU time)
+_SPEEDUP = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+\.\d+|\d{3,})x\b")
 _PERCENT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)%")
 #: a criterion's value as the Markdown writes it: ``HOSTSYNC 0.32``, ``**DIVERGENCE** = 0.75``,
-#: ``LOADBALANC_SM = 0.01–0.73``
+#: ``LOADBALANC_SM = 0.01–0.73``, ``LOADBALANC_SM 0.797`` (just below its threshold)
 _CRITERION_VALUE = re.compile(
     r"\b([A-Z][A-Z0-9]+(?:_[A-Z0-9]+)+|HOSTSYNC|DEVICESYNC|DIVERGENCE)\**(?: =)? "
-    r"(\d\.\d{2})(?:–(\d\.\d{2}))?(?![\dx%])"
+    r"(\d\.\d{2,4})(?:–(\d\.\d{2,4}))?(?![\dx%])"
 )
 #: a duration as the report writes it (``190 ms``, ``5.25 µs``, ``1.23 s``)
 _DURATION = re.compile(r"(?<![\w.,+-])(\d[\d,]*(?:\.\d+)?) (ns|µs|ms|s)\b")
@@ -151,7 +152,7 @@ def markdown_numbers_in_json(data: Mapping[str, Any], markdown: str | None = Non
         return any(abs(v * scale - target) <= half for v in values)
 
     for m in _SPEEDUP.finditer(text):
-        if not found(m.group(1), 1.0):
+        if not found(m.group(1).replace(",", ""), 1.0):
             out.append(f"the Markdown's {m.group(0)} is no number of the JSON")
     for m in _PERCENT.finditer(text):
         if not found(m.group(1), 100.0) and not found(m.group(1), 1.0):

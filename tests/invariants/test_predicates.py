@@ -110,6 +110,20 @@ def test_a_markdown_figure_missing_from_the_json_is_caught() -> None:
     ]
 
 
+def test_large_speedups_and_values_just_below_a_threshold_are_checked_too() -> None:
+    """``1,208x`` (no decimals from 100x on) and ``LOADBALANC_SM 0.797`` (more decimals just
+    below a threshold) are figures of the JSON like any other."""
+    data = {"application": {"potential_speedup": 1207.93}, "kernels": [{"value": 0.7967}]}
+    good = "up to 1,208x · LOADBALANC_SM 0.797"
+    assert invariants.markdown_numbers_in_json(data, good) == []
+    assert invariants.markdown_numbers_in_json(data, good.replace("1,208x", "1,508x")) == [
+        "the Markdown's 1,508x is no number of the JSON"
+    ]
+    assert invariants.markdown_numbers_in_json(data, good.replace("0.797", "0.786")) == [
+        "the Markdown's LOADBALANC_SM 0.786 is no value of the JSON"
+    ]
+
+
 def test_a_speedup_that_promises_a_launch_under_the_floor_is_caught() -> None:
     """A 5 µs launch at 30x would run in 167 ns, under the 400 ns floor (Decision L1)."""
     kernel = {
