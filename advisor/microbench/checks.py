@@ -235,7 +235,11 @@ def _ptx_instructions(body: str) -> list[str]:
 
 def sass_kernels(text: str) -> dict[str, list[str]]:
     """Kernel name -> its SASS instructions, from ``cuobjdump -sass`` output."""
-    return {name: [ins for _, ins in listed] for name, listed in _sass_addressed(text).items()}
+    return _instructions(_sass_addressed(text))
+
+
+def _instructions(addressed: Mapping[str, list[tuple[int, str]]]) -> dict[str, list[str]]:
+    return {name: [ins for _, ins in listed] for name, listed in addressed.items()}
 
 
 def _sass_addressed(text: str) -> dict[str, list[tuple[int, str]]]:
@@ -260,8 +264,12 @@ def sass_loop_bodies(text: str) -> dict[str, list[str] | None]:
     hoisted in front of it (both lie between the clock reads): with loop-invariant addresses it
     moved the four loads of the shared and L1 throughput kernels out of their loop, which then
     timed nothing but the XOR of the loaded words."""
+    return _loop_bodies(_sass_addressed(text))
+
+
+def _loop_bodies(addressed: Mapping[str, list[tuple[int, str]]]) -> dict[str, list[str] | None]:
     out: dict[str, list[str] | None] = {}
-    for name, listed in _sass_addressed(text).items():
+    for name, listed in addressed.items():
         marks = [i for i, (_, ins) in enumerate(listed) if _SASS_TIMER.match(ins)]
         out[name] = None
         if len(marks) != 2:
@@ -300,8 +308,13 @@ def check_text(
     Only expectations whose kernel is defined in ``text`` are checked (one file holds one
     translation unit's kernels); :func:`missing_kernels` finds kernels that no file defines.
     """
-    kernels = ptx_kernels(text) if level == PTX else sass_kernels(text)
-    loops = sass_loop_bodies(text) if level == SASS else {}
+    loops: dict[str, list[str] | None] = {}
+    if level == PTX:
+        kernels = ptx_kernels(text)
+    else:  # the listing parsed once for both scopes
+        addressed = _sass_addressed(text)
+        kernels = _instructions(addressed)
+        loops = _loop_bodies(addressed)
     out: list[CheckResult] = []
     for exp in expectations:
         if exp.level != level or exp.kernel not in kernels:

@@ -126,8 +126,7 @@ def _clip(text: str, limit: int) -> str:
 # --- numbers -------------------------------------------------------------------------------------
 
 
-def _x(value: float | None) -> str:
-    return speedup_text(value)
+_x = speedup_text
 
 
 def _pct(value: float | None) -> str:

@@ -171,8 +171,7 @@ def fmt_sig(value: float | None, digits: int = 4) -> str:
     return "n/a" if value is None else f"{value:.{digits}g}"
 
 
-def fmt_x(value: float | None) -> str:
-    return speedup_text(value)
+fmt_x = speedup_text
 
 
 def visible_controls(text: str) -> str:

@@ -736,6 +736,7 @@ def _verdict(
             what = "criteria and speedup estimates"
         needs.append(f"the kernels' hardware metrics ({tools}) for their {what}")
     top = _headroom_kernel(kernels)
+    computed, possible = _coverage(rows)
     kind = "no_kernels" if not rows else "nothing"
     if hint is not None:
         kind = "fix"
@@ -766,8 +767,8 @@ def _verdict(
         kernels_with_criteria=sum(1 for r in rows if r.computed),
         kernels=len(rows),
         kind=kind,
-        criteria_computed=_coverage(rows)[0],
-        criteria_possible=_coverage(rows)[1],
+        criteria_computed=computed,
+        criteria_possible=possible,
         hints=tuple(hints),
         engine_potential_speedup=(
             app.get("potential_speedup") if potential != app.get("potential_speedup") else None
@@ -1006,8 +1007,7 @@ def verdict_json(report: Report) -> dict[str, Any]:
     }
 
 
-def _x(value: float | None) -> str:
-    return speedup_text(value)
+_x = speedup_text
 
 
 def display_name(name: str) -> str:

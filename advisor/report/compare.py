@@ -714,26 +714,36 @@ def _ledger(
             continue
         before, after = by_kernel[i - 1][b], by_kernel[i][a]
         measured = validation.speedup(before["duration_ns"], after["duration_ns"])
-        for c in CRITERIA:
-            v0, v1 = _value(before, c), _value(after, c, gone_is_best=True)
-            if v0 is not None and v1 is not None and v1 - v0 >= IMPROVED_MIN_DELTA:
-                out.append(
-                    LedgerEntry(
-                        kernel=b,
-                        display_name=pair_display(b, a, shown=shown),
-                        criterion=c,
-                        from_version=names[i - 1],
-                        to_version=names[i],
-                        value_before=v0,
-                        value_after=v1,
-                        predicted_speedup=fix_within_headroom(
-                            c, _speedup(before["criteria"][c]["potential_speedup"]), before
-                        ),
-                        measured_speedup=measured,
-                        to_kernel=a,
-                        matched_by=track.matched_by[i] or EXACT,
-                    )
+        for c, v0, v1, estimate in _rises(before, after):
+            out.append(
+                LedgerEntry(
+                    kernel=b,
+                    display_name=pair_display(b, a, shown=shown),
+                    criterion=c,
+                    from_version=names[i - 1],
+                    to_version=names[i],
+                    value_before=v0,
+                    value_after=v1,
+                    predicted_speedup=estimate,
+                    measured_speedup=measured,
+                    to_kernel=a,
+                    matched_by=track.matched_by[i] or EXACT,
                 )
+            )
+    return out
+
+
+def _rises(
+    before: Mapping[str, Any], after: Mapping[str, Any]
+) -> list[tuple[str, float, float, float | None]]:
+    """(criterion, value before, value after, its estimate as the report states it) of each
+    criterion of a kernel that rose by at least :data:`IMPROVED_MIN_DELTA`, in paper order."""
+    out = []
+    for c in CRITERIA:
+        v0, v1 = _value(before, c), _value(after, c, gone_is_best=True)
+        if v0 is not None and v1 is not None and v1 - v0 >= IMPROVED_MIN_DELTA:
+            estimate = _speedup(before["criteria"][c]["potential_speedup"])
+            out.append((c, v0, v1, fix_within_headroom(c, estimate, before)))
     return out
 
 
@@ -788,12 +798,7 @@ def _check_kernel(
 ) -> KernelCheck:
     measured = validation.speedup(before["duration_ns"], after["duration_ns"])
     overall = _speedup(before.get("potential_speedup"))
-    rises: list[tuple[str, float, float | None]] = []  # (criterion, rise, its estimate)
-    for c in CRITERIA:
-        v0, v1 = _value(before, c), _value(after, c, gone_is_best=True)
-        if v0 is not None and v1 is not None and v1 - v0 >= IMPROVED_MIN_DELTA:
-            estimate = _speedup(before["criteria"][c]["potential_speedup"])
-            rises.append((c, v1 - v0, fix_within_headroom(c, estimate, before)))
+    rises = [(c, v1 - v0, estimate) for c, v0, v1, estimate in _rises(before, after)]
     addressed: str | None = None
     rise, predicted = 0.0, None
     if rises:
