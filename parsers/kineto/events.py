@@ -74,6 +74,10 @@ def _floats(*names: str) -> dict[str, array]:
     return {n: array("d") for n in names}
 
 
+class EndBeyondInt64(OverflowError):
+    """An operator's start plus duration beyond the 64-bit nanosecond columns."""
+
+
 class Collector:
     """The columns of every category the profile uses, filled by :meth:`add`."""
 
@@ -264,9 +268,8 @@ class Collector:
         del rows
         starts = np.array(start, dtype=np.int64)  # each a 64-bit value (ns)
         lengths = np.maximum(nanoseconds(dur), 0)
-        if np.any(starts > INT64_MAX - lengths):  # an end no 64-bit column holds: as before
-            ends = [s + max(0, ns(d)) for s, d in zip(start, dur, strict=True)]
-            array("q").extend(ends)  # (raises, as the append of such an end did)
+        if np.any(starts > INT64_MAX - lengths):  # an end no 64-bit column holds
+            raise EndBeyondInt64("int too big to convert")  # the message array("q") gave
         _extend(ops["name"], name)
         _extend(ops["thread"], thread)
         _extend(ops["start"], starts)

@@ -29,7 +29,16 @@ import pandas as pd
 from advisor.errors import MalformedInput, NoKernelData, UnrecognisedFormat
 from advisor.profile import Profile, Provenance
 from parsers.kineto import frames
-from parsers.kineto.events import COUNTERS, CPU_OP, KERNEL, MEMCPY, MEMSET, SYNC, Collector
+from parsers.kineto.events import (
+    COUNTERS,
+    CPU_OP,
+    KERNEL,
+    MEMCPY,
+    MEMSET,
+    SYNC,
+    Collector,
+    EndBeyondInt64,
+)
 from parsers.kineto.stream import is_gzip, iter_events, read_header, sniff_kineto
 from parsers.registry import BinaryFormat, Selection, register
 
@@ -43,7 +52,7 @@ def read_kineto(path: str, selected: Selection) -> Profile:
     header = read_header(path)
     try:
         col = Collector().add_all(iter_events(path))
-    except OverflowError as exc:  # a time the 64-bit nanosecond columns cannot hold
+    except EndBeyondInt64 as exc:  # a time the 64-bit nanosecond columns cannot hold
         raise MalformedInput(
             path, "an event's start plus duration is beyond the 64-bit nanosecond range "
             f"(about 292 years since the epoch): {exc}",
