@@ -31,7 +31,7 @@ from advisor.errors import (
     is_out_of_memory,
 )
 from advisor.profile import Profile
-from parsers import registry
+from parsers import heap, registry
 from parsers.registry import Selection
 from parsers.source import (
     FAILURE,
@@ -102,6 +102,8 @@ def read(path: str | Path, metrics: Selection = None) -> Profile:
             raise NoKernelData(str(path), f"no kernel data; the profiler said: {failures[0]}")
         if not (len(profile.transfers) or len(profile.api_calls) or len(profile.api_summary)):
             raise NoKernelData(str(path), "no kernel data: the file holds no kernel launches")
+    del src
+    heap.give_back()  # the reader's freed pages, before the analysis adds its own
     return profile
 
 

@@ -294,6 +294,8 @@ def _convert(cells: RawCells, alone: bool) -> RawPage:
                 text[is_text] = raw[is_text]
                 texts.append((j, text))
         values[:, j] = number * canonical(header[i], units[i])[1]
+    columns.clear()  # every cell is converted: the pages go back before the grid is melted
+    pa.default_memory_pool().release_unused()
     if slow:
         comma, mixed = decimal_comma_style(pd.Series(pa.concat_arrays(slow).to_pylist()))
         if comma or mixed:

@@ -382,23 +382,26 @@ class _PerLaunch:
         codes, self._names = _codes(metrics["metric"])
         kcodes, kernels = _codes(metrics["kernel"])
         with_id = np.flatnonzero(has_launch)
-        self.ids_of = _ids_of(lid_all[with_id].astype(np.int64), kcodes[with_id], kernels)
+        self.ids_of = _ids_of(lid_all[with_id], kcodes[with_id], kernels)
         del kcodes
         rows = with_id[~np.isnan(value[with_id])]
         del with_id
-        # the first row of each (launch, metric), rows kept in their order: the distinct keys'
-        # first places (a sort, not a hash table of every row: the constructor's peak)
         width = max(len(self._names), 1) + 1
-        key = lid_all[rows].astype(np.int64) * width + codes[rows]
-        rows = rows[np.sort(np.unique(key, return_index=True)[1])]
-        del key
-        order = np.argsort(lid_all[rows], kind="stable")
-        rows = rows[order]
+        # the first row of each (launch, metric), rows kept in their order, then by launch
+        first = _first_of_pairs(lid_all[rows], codes[rows], width)
+        if first is not None:  # already by launch (a raw page, melted launch by launch)
+            rows = rows[first]
+        else:  # the distinct keys' first places (a sort, not a hash table of every row)
+            key = lid_all[rows].astype(np.int64) * width + codes[rows]
+            rows = rows[np.sort(np.unique(key, return_index=True)[1])]
+            del key
+            rows = rows[np.argsort(lid_all[rows], kind="stable")]
+        del first
         self._lid = lid_all[rows].astype(np.int64)
         self._code = codes[rows]
         self._value = value[rows]
         self._labels: list[Any] = np.asarray(self._names, dtype=object).tolist()
-        del value, lid_all, codes, order
+        del value, lid_all, codes
         cuts = np.flatnonzero(np.diff(self._lid)) + 1
         self._starts = np.concatenate([[0], cuts]).astype(np.int64)
         self._ends = np.concatenate([cuts, [len(rows)]]).astype(np.int64)
@@ -468,10 +471,43 @@ def _codes(column: pd.Series) -> tuple[np.ndarray, pd.Index]:
     return codes, pd.Index(names)
 
 
+def _first_of_pairs(lid: np.ndarray, code: np.ndarray, width: int) -> np.ndarray | None:
+    """Per row, whether it is the first of its (launch, metric) pair, for rows with launch ids
+    ``lid`` (floats, none missing) already by launch (ids never decreasing) and metric codes
+    ``code`` (-1 .. ``width`` - 2); None when the ids decrease somewhere or a table of launches
+    x metrics would be much larger than the rows (the caller then sorts them).  The pairs are
+    placed in that table rather than sorted: a raw page, melted launch by launch, is by launch
+    already."""
+    n = len(lid)
+    if n and not bool((lid[1:] >= lid[:-1]).all()):
+        return None
+    launches = int((lid[1:] != lid[:-1]).sum()) + 1 if n else 0
+    size = launches * width
+    if size > 4 * n + 1024 or size >= 2**31:
+        return None
+    slot = np.zeros(n, dtype=np.int32)  # each row's place in the table
+    np.cumsum(lid[1:] != lid[:-1], out=slot[1:])
+    slot *= width
+    slot += code
+    slot += 1
+    place = np.arange(n, dtype=np.int32)
+    first = np.full(size, n, dtype=np.int32)
+    np.minimum.at(first, slot, place)
+    return first[slot] == place
+
+
 def _ids_of(lid: np.ndarray, kcode: np.ndarray, kernels: pd.Index) -> dict[str, list[int]]:
     """Kernel name -> the distinct launch ids of its rows, ascending (``lid``: each row's
     launch id, ``kcode``: its kernel's code, -1 for none); the (launch, kernel) pairs found by
-    sorting one integer key per row."""
+    sorting one integer key per row, once a row repeating the pair of the row before it is left
+    out (the rows of a launch usually follow each other)."""
+    if len(lid) > 1:
+        new = np.empty(len(lid), dtype=bool)
+        new[0] = True
+        np.not_equal(lid[1:], lid[:-1], out=new[1:])
+        new[1:] |= kcode[1:] != kcode[:-1]
+        lid, kcode = lid[new], kcode[new]
+    lid = lid.astype(np.int64)
     width = len(kernels) + 1
     pairs = np.unique(lid * width + (kcode.astype(np.int64) + 1))  # by launch, then kernel
     launch, kernel = pairs // width, pairs % width - 1
