@@ -95,48 +95,65 @@ class SyncGroup:
     potential_speedup: float
 
 
-def activities(profile: Profile) -> pd.DataFrame:
+#: the columns of ``launches`` and ``transfers`` that :func:`activities` reads
+_READ = ["device_id", "stream", "start_ns", "duration_ns", "correlation_id"]
+
+
+def activities(profile: Profile, call_end: bool = True) -> pd.DataFrame:
     """Kernels (first, in launch-table order) and transfers with (device, stream, start, end,
     the issuing call's start and end): what every function below reads.  Build it once and pass
     it as ``acts`` when calling several of them on one profile
-    (:func:`advisor.report.host_view.host_view`)."""
-    parts: dict[str, list[np.ndarray]] = {
-        c: [] for c in ("device", "stream", "start", "end", "corr")
-    }
-    read = ["device_id", "stream", "start_ns", "duration_ns", "correlation_id"]
-    for frame in (profile.launches, profile.transfers):
-        # the columns read only: a mask over the whole frame copied all twenty (137 MiB of a
-        # million launches, its text columns included)
-        timed = frame.loc[frame["start_ns"].notna() & frame["duration_ns"].notna(), read]
-        parts["device"].append(timed["device_id"].to_numpy(dtype=float, na_value=-1.0))
-        parts["stream"].append(timed["stream"].to_numpy(dtype=float, na_value=-1.0))
-        parts["start"].append(timed["start_ns"].to_numpy(float))
-        parts["end"].append((timed["start_ns"] + timed["duration_ns"]).to_numpy(float))
-        parts["corr"].append(timed["correlation_id"].to_numpy(dtype=float, na_value=np.nan))
-    # one column at a time: its pieces are let go as it is joined (no frame per table + concat)
-    columns = {c: np.concatenate(parts.pop(c)) for c in list(parts)}
+    (:func:`advisor.report.host_view.host_view`).  ``call_end`` False leaves out the call's end
+    (``call_end``), which only :func:`launch_delay` reads."""
+    frames = (profile.launches, profile.transfers)
+    timed = [(f["start_ns"].notna() & f["duration_ns"].notna()).to_numpy() for f in frames]
+    total = sum(int(t.sum()) for t in timed)
+    # each column allocated once and filled table by table (no pieces joined by a concatenate)
+    columns = {c: np.empty(total) for c in ("device", "stream", "start", "end")}
+    corr = np.empty(total)
+    at = 0
+    for frame, mask in zip(frames, timed, strict=True):
+        # the columns read only, and none copied when every row is timed (the usual trace): a
+        # mask over the frame copied them (43 MiB of a million launches), a mask over the whole
+        # frame all twenty (137 MiB, its text columns included)
+        rows = frame if mask.all() else frame.loc[mask, _READ]
+        part = slice(at, at + int(mask.sum()))
+        at = part.stop
+        columns["device"][part] = rows["device_id"].to_numpy(dtype=float, na_value=-1.0)
+        columns["stream"][part] = rows["stream"].to_numpy(dtype=float, na_value=-1.0)
+        start = rows["start_ns"].to_numpy(float)
+        columns["start"][part] = start
+        np.add(start, rows["duration_ns"].to_numpy(float), out=columns["end"][part])
+        corr[part] = rows["correlation_id"].to_numpy(dtype=float, na_value=np.nan)
+        del rows, start
     # the calls with a correlation id, their columns read in place when every call has one
     # (the usual trace; a mask copied the whole API-calls frame, 98 MiB of a million calls)
     api = profile.api_calls
     known = api["correlation_id"].notna().to_numpy()
     every = bool(known.all())
     ids = api["correlation_id"].astype("Int64").to_numpy(np.int64, na_value=0)
-    corr = columns.pop("corr")  # read here only: not kept in the frame
-    row = _first_call(
-        ids if every else ids[known], np.where(np.isnan(corr), -1.0, corr).astype(np.int64)
-    )
-    del ids
+    nan_corr = np.isnan(corr)  # read here only: not kept in the frame
+    corr[nan_corr] = -1.0
+    del nan_corr
+    wanted = corr.astype(np.int64)
+    n = len(corr)
+    del corr
+    row = _first_call(ids if every else ids[known], wanted)
+    del ids, wanted
     found = row >= 0
     row = row[found]
     # the two call columns filled in place and added to the frame with the others: a column
     # assigned to a frame is copied (two more columns of the million activities at the peak)
-    call, call_end = np.full(len(corr), np.nan), np.full(len(corr), np.nan)
-    for out, col in ((call, "start_ns"), (call_end, "duration_ns")):
+    calls = {"call": np.full(n, np.nan)}
+    if call_end:
+        calls["call_end"] = np.full(n, np.nan)
+    for out, col in zip(calls.values(), ("start_ns", "duration_ns"), strict=False):
         values = api[col].to_numpy(float)
         out[found] = (values if every else values[known])[row]
-    call_end += call  # the call's end: start + duration (NaN where no call was found)
-    del row, found, corr
-    return pd.DataFrame({**columns, "call": call, "call_end": call_end}, copy=False)
+    if call_end:  # the call's end: start + duration (NaN where no call was found)
+        calls["call_end"] += calls["call"]
+    del row, found
+    return pd.DataFrame({**columns, **calls}, copy=False)
 
 
 def _first_call(ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:
@@ -374,37 +391,52 @@ def stream_pace(
     (:func:`advisor.communication.communication_mask`)."""
     from advisor.communication import communication_mask  # the one classifier
 
-    acts = activities(profile) if acts is None else acts
+    acts = activities(profile, call_end=False) if acts is None else acts
     launches = profile.launches
     timed = (launches["start_ns"].notna() & launches["duration_ns"].notna()).to_numpy()
     n = int(timed.sum())
     if not n:
         return None
     comm = communication_mask(launches) if comm is None else comm
-    # the columns read below only: each mask or group copies what it is given
-    kernels = acts[["device", "stream", "start", "end", "call"]].iloc[:n]
+    # the columns read below only, as arrays: the rows of one stream are gathered from them
+    # (a mask or a group over a frame copied every column of the million kernels)
+    device_all, stream_all, start_all, end_all, call_all = (
+        acts[c].to_numpy(float) for c in ("device", "stream", "start", "end", "call")
+    )
     computation = ~comm[timed]
     # a trace without communication kernels (the usual one) keeps every row: not copied
-    compute = kernels if computation.all() else kernels[computation]
-    if compute.empty:
+    compute = None if computation.all() else np.flatnonzero(computation)
+    if compute is not None and not len(compute):
         return None
-    best: tuple[float, float, float] | None = None
-    device_of, stream_of = (compute[c].to_numpy(float) for c in ("device", "stream"))
-    start, end = (compute[c].to_numpy(float) for c in ("start", "end"))
+    best: tuple[float, float, float, np.ndarray] | None = None
+    device_of, stream_of = (
+        (device_all[:n], stream_all[:n])
+        if compute is None
+        else (device_all[compute], stream_all[compute])
+    )
     for rows in _streams_in_order(device_of, stream_of):
-        s, e = blocks(start[rows], end[rows])
+        at = rows if compute is None else compute[rows]  # its kernels, in launch-table order
+        s, e = blocks(start_all[at], end_all[at])
         busy = float((e - s).sum())
         if best is None or busy > best[0]:
-            best = (busy, float(device_of[rows[0]]), float(stream_of[rows[0]]))
+            # its own copy: a view would keep the sort order of every kernel alive
+            best = (busy, float(device_of[rows[0]]), float(stream_of[rows[0]]), at.copy())
     assert best is not None
-    busy, device, stream = best
-    mine = compute[(compute["device"] == device) & (compute["stream"] == stream)]
-    if mine["call"].isna().all():
+    busy, device, stream, mine = best
+    del device_of, stream_of, compute, rows, at
+    if np.isnan(call_all[mine]).all():
         return None
-    on_stream = acts[["device", "stream", "start", "end", "call"]]
-    on_stream = on_stream[(on_stream["device"] == device) & (on_stream["stream"] == stream)]
+    # every activity of the stream (its transfers too), in activities order
+    here = np.flatnonzero((device_all == device) & (stream_all == stream))
+    on_stream = pd.DataFrame(
+        {
+            "device": device_all[here], "stream": stream_all[here], "start": start_all[here],
+            "end": end_all[here], "call": call_all[here],
+        }
+    )  # fmt: skip
     streams, _ = idle_split(profile, on_stream)
-    delay = (mine["start"] - mine["call"]).dropna().to_numpy(float)
+    delay = start_all[mine] - call_all[mine]
+    delay = delay[~np.isnan(delay)]
     queue = _queue_at_calls(on_stream)
     span = float(on_stream["end"].max() - on_stream["start"].min())
     split = streams[0]
