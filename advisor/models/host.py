@@ -105,12 +105,33 @@ def activities(profile: Profile, call_end: bool = True) -> pd.DataFrame:
     it as ``acts`` when calling several of them on one profile
     (:func:`advisor.report.host_view.host_view`).  ``call_end`` False leaves out the call's end
     (``call_end``), which only :func:`launch_delay` reads."""
+    return _activities(profile, (_timed(profile.launches), _timed(profile.transfers)), call_end)
+
+
+def _timed(frame: pd.DataFrame) -> np.ndarray:
+    """Per row, whether it has a start and a duration."""
+    return (frame["start_ns"].notna() & frame["duration_ns"].notna()).to_numpy()
+
+
+def _none(profile: Profile) -> np.ndarray:
+    """No row of the transfers."""
+    return np.zeros(len(profile.transfers), dtype=bool)
+
+
+def _activities(
+    profile: Profile,
+    timed: tuple[np.ndarray, np.ndarray],
+    call_end: bool = True,
+    with_calls: bool = True,
+) -> pd.DataFrame:
+    """:func:`activities` of the launches and transfers rows ``timed`` selects (each with a
+    start and a duration); ``with_calls`` False: without the calls' columns, which are then not
+    looked up."""
     frames = (profile.launches, profile.transfers)
-    timed = [(f["start_ns"].notna() & f["duration_ns"].notna()).to_numpy() for f in frames]
     total = sum(int(t.sum()) for t in timed)
     # each column allocated once and filled table by table (no pieces joined by a concatenate)
     columns = {c: np.empty(total) for c in ("device", "stream", "start", "end")}
-    corr = np.empty(total)
+    corr = np.empty(total if with_calls else 0)
     at = 0
     for frame, mask in zip(frames, timed, strict=True):
         # the columns read only, and none copied when every row is timed (the usual trace): a
@@ -124,8 +145,11 @@ def activities(profile: Profile, call_end: bool = True) -> pd.DataFrame:
         start = rows["start_ns"].to_numpy(float)
         columns["start"][part] = start
         np.add(start, rows["duration_ns"].to_numpy(float), out=columns["end"][part])
-        corr[part] = rows["correlation_id"].to_numpy(dtype=float, na_value=np.nan)
+        if with_calls:
+            corr[part] = rows["correlation_id"].to_numpy(dtype=float, na_value=np.nan)
         del rows, start
+    if not with_calls:
+        return pd.DataFrame(columns, copy=False)
     # the calls with a correlation id, their columns read in place when every call has one
     # (the usual trace; a mask copied the whole API-calls frame, 98 MiB of a million calls)
     api = profile.api_calls
@@ -391,51 +415,65 @@ def stream_pace(
     (:func:`advisor.communication.communication_mask`)."""
     from advisor.communication import communication_mask  # the one classifier
 
-    acts = activities(profile, call_end=False) if acts is None else acts
     launches = profile.launches
-    timed = (launches["start_ns"].notna() & launches["duration_ns"].notna()).to_numpy()
+    timed = _timed(launches)
     n = int(timed.sum())
     if not n:
         return None
     comm = communication_mask(launches) if comm is None else comm
-    # the columns read below only, as arrays: the rows of one stream are gathered from them
-    # (a mask or a group over a frame copied every column of the million kernels)
-    device_all, stream_all, start_all, end_all, call_all = (
-        acts[c].to_numpy(float) for c in ("device", "stream", "start", "end", "call")
+    # the kernels' columns read below only, as arrays: the rows of one stream are gathered from
+    # them (a mask or a group over a frame copied every column of the million kernels); without
+    # ``acts``, the kernels' only, their calls not looked up
+    kernels = acts
+    if kernels is None:
+        kernels = _activities(profile, (timed, _none(profile)), with_calls=False)
+    device_all, stream_all, start_all, end_all = (
+        kernels[c].to_numpy(float)[:n] for c in ("device", "stream", "start", "end")
     )
+    del kernels
     computation = ~comm[timed]
     # a trace without communication kernels (the usual one) keeps every row: not copied
     compute = None if computation.all() else np.flatnonzero(computation)
     if compute is not None and not len(compute):
         return None
-    best: tuple[float, float, float, np.ndarray] | None = None
+    best: tuple[float, float, float] | None = None
     device_of, stream_of = (
-        (device_all[:n], stream_all[:n])
-        if compute is None
-        else (device_all[compute], stream_all[compute])
+        (device_all, stream_all) if compute is None else (device_all[compute], stream_all[compute])
     )
     for rows in _streams_in_order(device_of, stream_of):
         at = rows if compute is None else compute[rows]  # its kernels, in launch-table order
         s, e = blocks(start_all[at], end_all[at])
         busy = float((e - s).sum())
         if best is None or busy > best[0]:
-            # its own copy: a view would keep the sort order of every kernel alive
-            best = (busy, float(device_of[rows[0]]), float(stream_of[rows[0]]), at.copy())
+            best = (busy, float(device_of[rows[0]]), float(stream_of[rows[0]]))
     assert best is not None
-    busy, device, stream, mine = best
-    del device_of, stream_of, compute, rows, at
+    busy, device, stream = best
+    del device_of, stream_of, compute, rows, at, start_all, end_all
+    # every activity of the stream (its transfers too), in activities order: its kernels first
+    kernel_here = (device_all == device) & (stream_all == stream)  # per timed launch
+    del device_all, stream_all
+    if acts is not None:
+        here = np.flatnonzero((acts["device"] == device) & (acts["stream"] == stream))
+        on_stream = pd.DataFrame(
+            {c: acts[c].to_numpy(float)[here] for c in ("device", "stream", "start", "end", "call")}
+        )
+    else:
+        launch_here = timed.copy()
+        launch_here[timed] = kernel_here
+        transfers = profile.transfers
+        transfer_here = (
+            _timed(transfers)
+            & (transfers["device_id"].to_numpy(dtype=float, na_value=-1.0) == device)
+            & (transfers["stream"].to_numpy(dtype=float, na_value=-1.0) == stream)
+        )
+        on_stream = _activities(profile, (launch_here, transfer_here), call_end=False)
+    # its computation kernels: the first rows of the stream's activities, communication aside
+    mine = np.flatnonzero(computation[kernel_here])
+    call_all, start_here = on_stream["call"].to_numpy(float), on_stream["start"].to_numpy(float)
     if np.isnan(call_all[mine]).all():
         return None
-    # every activity of the stream (its transfers too), in activities order
-    here = np.flatnonzero((device_all == device) & (stream_all == stream))
-    on_stream = pd.DataFrame(
-        {
-            "device": device_all[here], "stream": stream_all[here], "start": start_all[here],
-            "end": end_all[here], "call": call_all[here],
-        }
-    )  # fmt: skip
     streams, _ = idle_split(profile, on_stream)
-    delay = start_all[mine] - call_all[mine]
+    delay = start_here[mine] - call_all[mine]
     delay = delay[~np.isnan(delay)]
     queue = _queue_at_calls(on_stream)
     span = float(on_stream["end"].max() - on_stream["start"].min())
@@ -467,8 +505,11 @@ def _streams_in_order(device: np.ndarray, stream: np.ndarray) -> list[np.ndarray
     ``groupby`` visits them; without the copy of every column a ``groupby`` makes (about 80 MiB
     for a million kernels)."""
     order = np.lexsort((stream, device))  # by device, then stream; stable
-    device_sorted, stream_sorted = device[order], stream[order]
-    changes = (device_sorted[1:] != device_sorted[:-1]) | (stream_sorted[1:] != stream_sorted[:-1])
+    changes = np.zeros(max(len(order) - 1, 0), dtype=bool)
+    for column in (device, stream):  # one sorted copy at a time
+        ordered = column[order]
+        changes |= ordered[1:] != ordered[:-1]
+        del ordered
     return np.split(order, np.flatnonzero(changes) + 1)
 
 
