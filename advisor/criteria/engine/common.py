@@ -26,7 +26,7 @@ from advisor.criteria.engine.inputs import (
     missing_inputs,
     tool_names,
 )
-from advisor.criteria.engine.means import evidence, weighted_mean
+from advisor.criteria.engine.means import evidence, evidence_on_columns, weighted_mean
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,8 @@ def score(kernel: KernelData, recipes: Sequence[Recipe], ctx: Context) -> Scored
     outcome = apply(kernel.units, recipes, ctx.extra, kernel.names)
     if outcome.recipe is None:
         return None
+    if outcome.numbers is not None and outcome.rows is not None:
+        return _score_on_columns(kernel, outcome.recipe, outcome.numbers, outcome.rows, ctx)
     pairs = outcome.applicable
     if not pairs:
         return "n/a"
@@ -71,6 +73,29 @@ def score(kernel: KernelData, recipes: Sequence[Recipe], ctx: Context) -> Scored
         recipe=outcome.recipe,
         inputs=evidence(used, (*outcome.recipe.needs, *outcome.recipe.optional), ctx.extra, at),
         launches_used=sum(u.count for u in used),
+    )
+
+
+def _score_on_columns(
+    kernel: KernelData, recipe: Recipe, numbers: np.ndarray, rows: np.ndarray, ctx: Context
+) -> Scored | str:
+    """:func:`score` where the recipe's units are one launch each and their values a float64
+    array (NaN: not applicable): the same numbers, read on the arrays of the kernel's
+    :class:`~advisor.criteria.engine.unit_columns.Table` (its weights, its columns) instead of
+    unit by unit.  Bit-identical: :func:`weighted_mean` of such units is
+    :func:`~advisor.criteria.engine.unit_columns.mean` of the same arrays (MODELS.md §1)."""
+    kept = ~np.isnan(numbers)
+    if not bool(kept.any()):
+        return "n/a"
+    table = columns.table_of(kernel.units)
+    at = rows[kept]
+    weights = table.weights[at]
+    names = (*recipe.needs, *recipe.optional)
+    return Scored(
+        raw=clamp01(columns.mean(numbers[kept], weights)),
+        recipe=recipe,
+        inputs=evidence_on_columns(table, at, weights, names, ctx.extra),
+        launches_used=len(at),
     )
 
 

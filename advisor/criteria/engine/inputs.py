@@ -197,6 +197,9 @@ class Outcome:
     values: tuple[float | None, ...] = ()  # per unit; None = not applicable (0 / 0)
     #: where ``units`` are one launch each: their places among the units :func:`apply` was given
     rows: np.ndarray | None = None
+    #: with ``rows``, where every value is a Python float or None: ``values`` as a float64
+    #: array, NaN for None (:func:`~advisor.criteria.engine.unit_columns.numbers_of`)
+    numbers: np.ndarray | None = None
 
     @property
     def applicable(self) -> list[tuple[Unit, float]]:
@@ -220,7 +223,7 @@ def apply(
             continue
         mask = table.fed(recipe.needs, extra)
         fed = list(compress(units, mask.tolist()))
-        if fed and all(u.members is None for u in fed):  # one launch per unit: no split
+        if fed and (table.single or all(u.members is None for u in fed)):  # one launch each
             rows = np.flatnonzero(mask)
             found = columns.on_columns(recipe.formula, table, rows, extra)
             if found is None:  # per unit, once per group of units that read alike
@@ -231,7 +234,7 @@ def apply(
                     if grouped is not None
                     else [_clip_none(formula(_view(u.values, extra))) for u in fed]
                 )
-            return Outcome(recipe, tuple(fed), tuple(found), rows)
+            return Outcome(recipe, tuple(fed), tuple(found), rows, columns.numbers_of(found))
         if fed:
             out_units: list[Unit] = []
             results: list[float | None] = []

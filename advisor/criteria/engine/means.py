@@ -100,13 +100,12 @@ def evidence(
     if any(u.members is not None for u in units) and DURATION in names:
         units = [one for u in units for one in (_split(u) if u.members is not None else (u,))]
     if all(u.members is None for u in units):  # one launch per unit: on columns
-        values = [u.values for u in units]
         weights = np.array([u.weight_ns for u in units], dtype=float)
+        if at is not None:
+            return evidence_on_columns(at[0], at[1], weights, names, extra)
+        values = [u.values for u in units]
         for name in names:
-            if at is not None:
-                column = at[0].column(name, extra)[at[1]]
-            else:
-                column = columns.column(values, name, extra)
+            column = columns.column(values, name, extra)
             finite = np.isfinite(column)
             if finite.any():
                 out[name] = columns.mean(column[finite], weights[finite])
@@ -119,4 +118,25 @@ def evidence(
         ]
         if pairs:
             out[name] = weighted_mean(pairs)
+    return out
+
+
+def evidence_on_columns(
+    table: columns.Table,
+    rows: np.ndarray,
+    weights: np.ndarray,
+    names: Iterable[str],
+    extra: Values,
+) -> dict[str, float]:
+    """:func:`evidence` of the units ``rows`` of ``table`` (units of one launch each, whose
+    durations are ``weights``), read on the table's columns: per name, the mean of the finite
+    values (:func:`~advisor.criteria.engine.unit_columns.mean`)."""
+    out: dict[str, float] = {}
+    for name in names:
+        column = table.column(name, extra)[rows]
+        finite = np.isfinite(column)
+        if bool(finite.all()):
+            out[name] = columns.mean(column, weights)
+        elif finite.any():
+            out[name] = columns.mean(column[finite], weights[finite])
     return out

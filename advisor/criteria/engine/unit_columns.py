@@ -123,10 +123,32 @@ class Table:
     of every unit (NaN where the unit has none), where the unit has the name, and whether every
     value is a Python float (only then may :func:`on_columns` compute on the column)."""
 
-    def __init__(self, values: Sequence[Values]) -> None:
+    def __init__(self, values: Sequence[Values], units: Sequence[Any] = ()) -> None:
         self._values = values
         self._raw: dict[str, tuple[np.ndarray, np.ndarray, bool]] = {}
         self._source = _source_rows(values)
+        self._units = units
+        self._weights: np.ndarray | None = None
+        self._single: bool | None = None
+
+    @property
+    def weights(self) -> np.ndarray:
+        """Per unit its ``weight_ns`` (NaN where None), as the means weigh it; the table must
+        have been built with its units (:func:`table_of`)."""
+        if self._weights is None:
+            if len(self._units) != len(self._values):
+                raise ValueError("a table built without its units has no weights")
+            self._weights = np.array([u.weight_ns for u in self._units], dtype=float)
+        return self._weights
+
+    @property
+    def single(self) -> bool:
+        """Is every unit one launch (no ``members``)?  (Only for a table built with its units.)"""
+        if self._single is None:
+            self._single = len(self._units) == len(self._values) and all(
+                u.members is None for u in self._units
+            )
+        return self._single
 
     def __len__(self) -> int:
         return len(self._values)
@@ -176,7 +198,7 @@ def table_of(units: Sequence[Any]) -> Table:
     hit = _TABLES.get(id(units))
     if hit is not None and hit[0] is units:
         return hit[1]
-    table = Table([u.values for u in units])
+    table = Table([u.values for u in units], units)
     if isinstance(units, tuple):  # a list may change: not kept
         if len(_TABLES) >= _TABLES_KEPT:
             del _TABLES[next(iter(_TABLES))]  # the oldest
@@ -276,9 +298,40 @@ def on_columns(formula: Any, table: Table, rows: np.ndarray, extra: Values) -> l
         return None
     if result.shape != (len(rows),):
         return None
-    numbers = np.asarray(result)
-    finite = np.isfinite(numbers).tolist()
-    return [x if f else None for x, f in zip(numbers.tolist(), finite, strict=True)]
+    return Found.of(np.asarray(result))
+
+
+class Found(list[Any]):
+    """Per-unit results as a list (None where not finite) that also holds them as a float64
+    array, NaN where None (:attr:`numbers`), so that the means over them
+    (:func:`advisor.criteria.engine.common.score`) read the array instead of the list."""
+
+    numbers: np.ndarray
+
+    @classmethod
+    def of(cls, numbers: np.ndarray) -> Found:
+        """The list of ``numbers`` (Python floats, None where not finite); :attr:`numbers`
+        holds ``numbers`` with NaN where the list has None."""
+        finite = np.isfinite(numbers)
+        found = cls(numbers.tolist())
+        if not bool(finite.all()):
+            for j in np.flatnonzero(~finite).tolist():
+                found[j] = None
+            numbers = np.where(finite, numbers, np.nan)
+        found.numbers = numbers
+        return found
+
+
+def numbers_of(found: Sequence[Any]) -> np.ndarray | None:
+    """Per-unit results as a float64 array with NaN for None, where every result is a Python
+    float or None (only then is a mean over the array the mean over the floats, bit for bit:
+    :func:`mean`); None otherwise (an int, a numpy scalar: the caller keeps the list)."""
+    numbers = getattr(found, "numbers", None)
+    if isinstance(numbers, np.ndarray):
+        return numbers
+    if not set(map(type, found)) <= {float, type(None)}:
+        return None
+    return np.array(found, dtype=float)  # None becomes NaN
 
 
 class _Recorder(Mapping[str, Any]):
