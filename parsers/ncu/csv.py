@@ -45,6 +45,7 @@ from advisor.profile import Profile, Provenance
 from parsers.ncu.csv_layouts import PADDING_LIMIT_CELLS as _PADDING_CELLS
 from parsers.ncu.csv_layouts import PADDING_LIMIT_FACTOR as _PADDING_FACTOR
 from parsers.ncu.csv_layouts import Table, read_table
+from parsers.ncu.details_columns import arrow_details_columns
 from parsers.ncu.values import int_or_na
 from parsers.registry import Selection, TextFormat, register
 from parsers.source import Source, is_preamble
@@ -190,18 +191,18 @@ def one_raw_table(src: Source) -> Table | None:
 
 
 def one_details_table(src: Source) -> Table | None:
-    """The file's details-page table read by columns (:attr:`Table.frame`, pandas' C CSV
-    parser), when the file is status lines, a details header and plainly quoted rows up to its
-    end (:func:`_plain_rows`) and every row is as wide as :func:`_tables` and
-    :func:`parsers.ncu.csv_layouts.read_table` accept; None for anything else (the row-by-row
-    reading then reads the file, naming the line of any malformed row).
+    """The file's details-page table read by columns (:attr:`Table.frame`: pyarrow's CSV
+    parser, :mod:`parsers.ncu.details_columns`, else pandas' C parser), when the file is status
+    lines, a details header and plainly quoted rows up to its end (:func:`_plain_rows`) and
+    every row is as wide as :func:`_tables` and :func:`parsers.ncu.csv_layouts.read_table`
+    accept; None for anything else (the row-by-row reading then reads the file, naming the line
+    of any malformed row).
 
     The same frame as the row-by-row reading: under :func:`_plain_rows` both split every line
     at the commas outside quotes and drop the quotes; rows are padded with ``""`` to the
-    header's width.  A row longer than the header makes the C parser fail (None); a row that
-    may be shorter than ``Metric Value`` (every cell from there on empty) is split again by
-    :mod:`csv` to count its fields.  About 12 µs per row less than splitting each line with
-    :mod:`csv` (benchmarks/bench_scale.py, ``ncu-details-csv``)."""
+    header's width; a row longer than the header or shorter than ``Metric Value`` gives None.
+    About 13 µs per row less than splitting each line with :mod:`csv`
+    (benchmarks/bench_scale.py, ``ncu-details-csv``)."""
     raw = src.raw
     if raw is None or b"\r" in raw:
         return None
@@ -221,6 +222,22 @@ def one_details_table(src: Source) -> Table | None:
     rows = len(ends)
     if width * rows - minimum * rows > _PADDING_FACTOR * minimum * rows + _PADDING_CELLS:
         return None  # the padding check of read_table might fail: let it name the header
+    frame = arrow_details_columns(raw, start, header, ends, minimum)
+    if frame is None:
+        frame = _pandas_columns(raw, start, header, ends, minimum)
+    if frame is None:
+        return None
+    return Table("details", header, index, frame=frame)
+
+
+def _pandas_columns(
+    raw: bytes, start: int, header: list[str], ends: np.ndarray, minimum: int
+) -> pd.DataFrame | None:
+    """The rows read by pandas' C parser (:func:`_read_columns`) when pyarrow's reading
+    (:func:`parsers.ncu.details_columns.arrow_details_columns`) declines them: rows are padded
+    to the header's width, so a row whose cells from ``Metric Value`` on are all empty is split
+    again by :mod:`csv` to count its fields (None when one is shorter than ``minimum``)."""
+    rows = len(ends)
     frame = _read_columns(raw, start, header, "category")
     if frame is not None and not all(map(_texts, (frame[c] for c in header))):
         frame = _read_columns(raw, start, header, object)  # a column pandas made non-text
@@ -234,7 +251,7 @@ def one_details_table(src: Source) -> Table | None:
         line = raw[begins[row] : ends[row]].decode("utf-8")
         if len(next(csv.reader([line], strict=True))) < minimum:
             return None  # too short: the row-by-row reading names it
-    return Table("details", header, index, frame=frame)
+    return frame
 
 
 def _read_columns(

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 import parsers
@@ -59,6 +60,17 @@ def _columnar(path: Path) -> bool:
 def _rows_at(raw: bytes) -> int:
     """Offset of the first row after the header."""
     return raw.index(b"\n", raw.index(b'"ID",')) + 1
+
+
+def _body(raw: bytes) -> tuple[bytes, int, list[str], np.ndarray, int]:
+    """(bytes, offset of the first row, header, line ends, fields up to ``Metric Value``): the
+    arguments of the column readers."""
+    found = ncu_csv._top_header(raw)
+    assert found is not None
+    _, header, _, start = found
+    ends = ncu_csv._plain_rows(raw, start)
+    assert ends is not None
+    return raw, start, header, ends, header.index("Metric Value") + 1
 
 
 def _edit_row(k: int, edit: Callable[[bytes], bytes]) -> Callable[[bytes], bytes]:
@@ -167,7 +179,8 @@ def test_edited_sample_reads_as_the_row_by_row_reading_does(
 
 def test_columns_are_read_as_categoricals_of_their_texts(tmp_path: Path) -> None:
     """Every column of a page is a categorical of the file's texts (a few dozen names over a
-    page's rows); a page with a column pandas would make non-text is read as object columns."""
+    page's rows), ``True``/``False`` cells included (pandas' C parser would make them
+    booleans: that reading, the fallback, reads such a page as object columns)."""
     table = ncu_csv.one_details_table(Source.from_path(SAMPLE))
     assert table is not None and table.frame is not None
     frame = table.frame
@@ -179,8 +192,10 @@ def test_columns_are_read_as_categoricals_of_their_texts(tmp_path: Path) -> None
     booleans.write_bytes(SAMPLE.read_bytes().replace(b'"127.0.0.1"', b'"True"'))
     table = ncu_csv.one_details_table(Source.from_path(booleans))
     assert table is not None and table.frame is not None
-    assert table.frame["Host Name"].dtype == object
+    assert list(table.frame["Host Name"].cat.categories) == ["True"]
     assert set(table.frame["Host Name"]) == {"True"}
+    by_pandas = ncu_csv._pandas_columns(*_body(booleans.read_bytes()))
+    assert by_pandas is not None and by_pandas["Host Name"].dtype == object
 
 
 @pytest.mark.parametrize("chunk", [1, 2, 3, 7, 64, 4096])

@@ -1,0 +1,125 @@
+"""The details page's rows read by pyarrow (parsers.ncu.details_columns).
+
+The frame must be exactly the one pandas' C parser builds with ``dtype="category"`` (the
+reading it replaces, kept as the fallback: parsers.ncu.csv._pandas_columns): the same texts per
+cell, the same sorted categories of the same dtype, the same code dtype; rows of other widths
+than the common one (rule rows, padded metric rows, rows ending at their value) set aside and
+merged back in file order, whether they are read again by pyarrow or split by csv.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchmarks import gen_ncu
+from parsers.ncu import csv as ncu_csv
+from parsers.ncu import details_columns
+from tests.parsers.test_ncu_details_columns import EDITS, REAL, SAMPLE, _body
+
+
+def _same_as_pandas(raw: bytes) -> pd.DataFrame:
+    """The pyarrow frame of ``raw``, checked equal in every respect to pandas' frame."""
+    args = _body(raw)
+    got = details_columns.arrow_details_columns(*args)
+    expected = ncu_csv._pandas_columns(*args)
+    assert got is not None and expected is not None
+    pd.testing.assert_frame_equal(got, expected, check_exact=True)
+    for name in got.columns:
+        mine, theirs = got[name].array, expected[name].array
+        assert isinstance(mine, pd.Categorical) and isinstance(theirs, pd.Categorical)
+        assert mine.categories.dtype == theirs.categories.dtype, name
+        assert mine.categories.tolist() == theirs.categories.tolist(), name
+        assert mine.codes.dtype == theirs.codes.dtype, name
+        assert mine.codes.tolist() == theirs.codes.tolist(), name
+    return got
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    path = tmp_path_factory.mktemp("details") / "details.csv"
+    gen_ncu.write_ncu_details(path, 3000, seed=5)
+    return path.read_bytes()
+
+
+def test_sample_and_generated_page(page: bytes) -> None:
+    frame = _same_as_pandas(SAMPLE.read_bytes())
+    assert (frame["Rule Name"] != "").sum() > 0  # rule rows merged back
+    frame = _same_as_pandas(page)
+    rules = frame.index[frame["Rule Name"] != ""]
+    assert 0 < len(rules) < len(frame) // 5
+    # in file order: every row of a launch sits between its launch's first and last rows
+    launch = frame["ID"].astype(str).astype(int).to_numpy()
+    assert (np.diff(launch) >= 0).all()
+
+
+@pytest.mark.real_profiles
+def test_real_details_pages(real_profiles: Path) -> None:
+    paths = sorted((real_profiles / REAL).glob("*/ncu.*.csv"))
+    assert len(paths) >= 8
+    for path in paths:
+        _same_as_pandas(path.read_bytes())
+
+
+@pytest.mark.parametrize(
+    ("label", "edit"), [(e[0], e[1]) for e in EDITS if e[2]], ids=[e[0] for e in EDITS if e[2]]
+)
+def test_edited_samples(label: str, edit: object) -> None:
+    raw = edit(SAMPLE.read_bytes())  # type: ignore[operator]
+    if b'"Host Name"' in raw and b'"True"' in raw:
+        return  # pandas reads True/False cells as booleans: no frame of texts to compare with
+    _same_as_pandas(raw)
+
+
+def _rows(raw: bytes) -> list[bytes]:
+    return raw[ncu_csv._top_header(raw)[3] :].split(b"\n")  # type: ignore[index]
+
+
+@pytest.mark.parametrize("few", [0, 10, 10_000])
+def test_three_widths_each_read_again(
+    page: bytes, few: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows of three widths (metric rows ending at the value, padded ones, rule rows): the rows
+    set aside are read again by pyarrow (``few`` = 0: down to the last width), or split by csv
+    once they are fewer than ``few``; the frame is the same."""
+    head = page[: ncu_csv._top_header(page)[3]]  # type: ignore[index]
+    rows = _rows(page)
+    for k in range(0, len(rows) - 1, 7):  # every seventh metric row padded to the full width
+        if rows[k].endswith(b","):
+            rows[k] += b",,,,"
+    for k in range(3, len(rows) - 1, 11):  # and every eleventh one without its trailing comma
+        if rows[k].endswith(b","):
+            rows[k] = rows[k][:-1]
+    raw = head + b"\n".join(rows)
+    monkeypatch.setattr(details_columns, "_FEW_ROWS", few)
+    _same_as_pandas(raw)
+
+
+@pytest.mark.parametrize("few", [0, 10_000])
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda r: r.rsplit(b",", 3)[0],  # short of Metric Value
+        lambda r: r + b',,,,,,,"x"',  # longer than the header
+    ],
+    ids=["short", "long"],
+)
+def test_a_row_of_no_accepted_width_is_refused(
+    page: bytes, few: int, damage: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    head = page[: ncu_csv._top_header(page)[3]]  # type: ignore[index]
+    rows = _rows(page)
+    rows[40] = damage(rows[40])  # type: ignore[operator]
+    monkeypatch.setattr(details_columns, "_FEW_ROWS", few)
+    assert details_columns.arrow_details_columns(*_body(head + b"\n".join(rows))) is None
+
+
+def test_most_rows_of_a_refused_width_are_refused(page: bytes) -> None:
+    """The first rows longer than the header: nothing is read (the row-by-row reading names
+    the row)."""
+    head = page[: ncu_csv._top_header(page)[3]]  # type: ignore[index]
+    rows = [r + b",,,,,,,," if r else r for r in _rows(page)]
+    assert details_columns.arrow_details_columns(*_body(head + b"\n".join(rows))) is None
