@@ -16,6 +16,7 @@ outside the call carries it.
 from __future__ import annotations
 
 import csv
+import os
 import re
 from collections.abc import Callable
 from dataclasses import replace
@@ -35,6 +36,7 @@ from parsers import heap, registry
 from parsers.registry import Selection
 from parsers.source import (
     FAILURE,
+    MAX_FIELDS,
     Source,
     has_line_longer,
     is_binary,
@@ -47,10 +49,11 @@ from parsers.source import (
 SNIFF_LINES = 500
 #: bytes a binary sniffer sees (the whole file is read only for a text format)
 SNIFF_BYTES = 4096
-#: most fields a text line may have; no profiler writes more (``ncu --page raw`` with every
-#: metric of ``--set full`` has a few thousand columns), and refusing wider lines up front keeps
-#: time and memory bounded for a damaged file (a line of a million separators)
-MAX_FIELDS = 100_000
+#: a text file of at least this many bytes is read whole only when a reader asks for all of it
+#: (:func:`_pending`): a big table's fast path reads it in pieces (:mod:`parsers.arrow_csv`)
+PENDING_BYTES = 8 << 20
+#: the bytes of such a file read first, for the sniffers and the readers' headers
+PENDING_START = 1 << 20
 
 
 def known_format_names() -> list[str]:
@@ -132,13 +135,33 @@ def _read(path: str, metrics: Selection) -> tuple[Profile, Source | None]:
     for fmt in registry.binary_formats():
         if fmt.sniff(start):
             return fmt.read(path, metrics), None
-    src = Source.from_bytes(path, read_bytes(path) if len(start) == SNIFF_BYTES else start)
-    _check_width(src)
+    src = _pending(path, start) if len(start) == SNIFF_BYTES else None
+    if src is None:
+        src = Source.from_bytes(path, read_bytes(path) if len(start) == SNIFF_BYTES else start)
+        _check_width(src)
     head = src.head(SNIFF_LINES)
     for tfmt in registry.text_formats():
         if tfmt.sniff(head):
             return tfmt.read(src, metrics), src
     raise _unrecognised(src, start)
+
+
+def _pending(path: str, start: bytes) -> Source | None:
+    """A :meth:`Source.pending` of a file of at least :data:`PENDING_BYTES` whose first
+    :data:`PENDING_START` bytes are ASCII text with no line wider than :data:`MAX_FIELDS`; the
+    rest of the file is checked (:func:`_check_width`) when it is read whole, and a reader that
+    reads it in pieces checks each (:func:`parsers.arrow_csv.read_rows`).  None otherwise: the
+    file is read whole at once."""
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        return None
+    if size < PENDING_BYTES:
+        return None
+    first = read_bytes(path, PENDING_START)
+    if has_line_longer(first, MAX_FIELDS) or len(first) != PENDING_START:
+        return None
+    return Source.pending(path, first, size, _check_width)
 
 
 def _check_width(src: Source) -> None:

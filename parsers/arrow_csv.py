@@ -16,9 +16,10 @@ expected (or ``nan``/``inf``), a quoted field spanning lines, bytes that are not
 
 from __future__ import annotations
 
+import codecs
 import io
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pandas as pd
@@ -26,7 +27,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.csv as pacsv  # type: ignore[import-untyped]
 
 from parsers.codes import FirstSeen
-from parsers.source import Source
+from parsers.source import MAX_FIELDS, Source, has_line_longer
 from parsers.units import MISSING_TOKENS, fits_int_array
 
 #: below this many bytes of rows the line scanner is as fast and the fast path is not tried
@@ -34,6 +35,9 @@ MIN_BYTES = 1 << 20
 #: the rows are parsed this many bytes at a time, each piece on every core (pyarrow's blocks in
 #: parallel), so the parse buffers stay a few times this size whatever the file's size
 PIECE_BYTES = 16 << 20
+#: a file read in pieces from the file alone: the rows' arrays start at the number of rows its
+#: first this many bytes would give over the whole file (and grow when there are more)
+ESTIMATE_BYTES = 1 << 16
 
 
 def line_offset(raw: bytes, index: int) -> int | None:
@@ -74,8 +78,12 @@ def read_rows(
     Given the file's :class:`~parsers.source.Source`, its bytes are checked whole (the rows
     counted, no carriage return) and then released (:meth:`Source.release`): the rows are read
     from the file a piece at a time, so the file's bytes and the parsed columns are never in
-    memory together (the peak was their sum, 2.7x the file)."""
+    memory together (the peak was their sum, 2.7x the file).  A pending source (only the file's
+    start read, :meth:`Source.pending`) is never read whole: each piece is checked as it is
+    read (:class:`_StreamPieces`)."""
     src = raw if isinstance(raw, Source) else None
+    if src is not None and src.is_pending and end is None:
+        return _read_stream(src.path, src.size or 0, start, width, numbers, texts)
     if src is not None:
         if src.raw is None:
             return None
@@ -93,20 +101,68 @@ def read_rows(
         src.release()
         if src.raw is None:  # released (the lines were never split): read from the file
             del raw
-            return _read_pieces(_FilePieces(src.path, size), pieces, n, width, numbers, texts)
-    return _read_pieces(_BytesPieces(raw), pieces, n, width, numbers, texts)
+            return _read_pieces(_FilePieces(src.path, size, pieces), n, width, numbers, texts)
+    return _read_pieces(_BytesPieces(raw, pieces), n, width, numbers, texts)
+
+
+def _read_stream(
+    path: str, size: int, start: int, width: int, numbers: list[int], texts: list[int]
+) -> pd.DataFrame | None:
+    """:func:`read_rows` of a pending source: the file's rows from ``start`` read and checked a
+    piece at a time (:class:`_StreamPieces`), the bytes before them checked for a carriage
+    return, trailing newlines ignored; None where the whole bytes' checks would fail."""
+    try:
+        with io.FileIO(path, "r") as handle:
+            if os.fstat(handle.fileno()).st_size != size or start >= size:
+                return None
+            if b"\r" in _read_at(handle, 0, start):
+                return None
+            end = size
+            while end > start:  # the trailing newlines, looked at from the end
+                tail = _read_at(handle, max(start, end - 4096), end)
+                bare = tail.rstrip(b"\n")
+                end -= len(tail) - len(bare)
+                if bare:
+                    break
+            if end - start < MIN_BYTES:
+                return None
+            first = _read_at(handle, start, min(end, start + ESTIMATE_BYTES))
+            if first.startswith(b"\n"):
+                return None
+            # rows for the arrays to start with: the bytes over the first lines' mean length
+            estimate = (end - start) * max(first.count(b"\n"), 1) // max(len(first), 1)
+            return _read_pieces(
+                _StreamPieces(handle, start, end), estimate + 1024, width, numbers, texts, False
+            )
+    except OSError:
+        return None
+
+
+def _read_at(handle: io.FileIO, first: int, last: int) -> bytes:
+    """The file's bytes ``first`` to ``last`` (fewer when it is shorter)."""
+    handle.seek(first)
+    parts = []
+    want = last - first
+    while want > 0:
+        got = handle.read(want)
+        if not got:
+            break
+        parts.append(got)
+        want -= len(got)
+    return b"".join(parts)
 
 
 def _read_pieces(
-    source: _BytesPieces | _FilePieces,
-    pieces: list[tuple[int, int]],
+    source: _BytesPieces | _FilePieces | _StreamPieces,
     n: int,
     width: int,
     numbers: list[int],
     texts: list[int],
+    exact: bool = True,
 ) -> pd.DataFrame | None:
-    """:func:`read_rows` once the bytes are checked: the ``n`` rows of ``pieces`` (byte ranges
-    each without its final newline) parsed one piece at a time from ``source``."""
+    """:func:`read_rows` once the bytes are checked: the rows of ``source``'s pieces (byte
+    ranges each without its final newline, with their number of lines when known) parsed one
+    piece at a time; ``n`` rows in all when ``exact``, else about ``n`` (the arrays grow)."""
     used = sorted({*numbers, *texts})
     words = pa.dictionary(pa.int32(), pa.string())  # a trace repeats a few dozen names
     types = {str(j): pa.float64() for j in numbers} | {str(j): words for j in texts}
@@ -127,14 +183,19 @@ def _read_pieces(
     done = 0
     try:
         with source:
-            for first, last in pieces:
-                piece = source.piece(first, last)
+            for piece, lines in source:
                 if piece is None:
                     return None
                 table = pacsv.read_csv(pa.BufferReader(piece), **options)
                 rows = table.num_rows
-                if done + rows > n:
+                if lines is not None and rows != lines:  # a quoted field spans lines
                     return None
+                if done + rows > n:
+                    if exact:
+                        return None
+                    n = max(2 * n, done + rows)
+                    for values in floats.values():
+                        values.resize(n, refcheck=False)  # realloc: no copy of the pages
                 for j in numbers:
                     column = table.column(str(j))
                     floats[j][done : done + rows] = column.to_numpy()
@@ -151,8 +212,11 @@ def _read_pieces(
                 del table, piece
     except (pa.ArrowException, ValueError, OSError):
         return None
-    if done != n:
+    if done != n and exact:
         return None
+    if done != n:
+        for values in floats.values():
+            values.resize(done, refcheck=False)
     if not _plain_numbers(floats, nulls):
         return None
     columns: dict[int, object] = {}
@@ -183,11 +247,16 @@ def _has_blank_line(piece: memoryview) -> bool:
     return text.find(b"\n\n") >= 0 or text.startswith(b"\n") or text.endswith(b"\n")
 
 
+#: a piece and its number of lines (None: not counted, the whole bytes' count is checked)
+Piece = tuple[memoryview | None, int | None]
+
+
 class _BytesPieces:
     """Pieces of the bytes at hand (zero-copy slices)."""
 
-    def __init__(self, raw: bytes) -> None:
+    def __init__(self, raw: bytes, pieces: list[tuple[int, int]]) -> None:
         self._whole = memoryview(raw)
+        self._pieces = pieces
 
     def __enter__(self) -> _BytesPieces:
         return self
@@ -195,8 +264,9 @@ class _BytesPieces:
     def __exit__(self, *exc: object) -> None:
         pass
 
-    def piece(self, first: int, last: int) -> memoryview | None:
-        return self._whole[first:last]
+    def __iter__(self) -> Iterator[Piece]:
+        for first, last in self._pieces:
+            yield self._whole[first:last], None
 
 
 class _FilePieces:
@@ -204,9 +274,10 @@ class _FilePieces:
     size it had when its bytes were checked (replaced meanwhile: the scanner reads it again) or
     a piece no longer ends at a line end."""
 
-    def __init__(self, path: str, size: int) -> None:
+    def __init__(self, path: str, size: int, pieces: list[tuple[int, int]]) -> None:
         self._path = path
         self._size = size
+        self._pieces = pieces
         self._file: io.FileIO | None = None
         self._buffer = bytearray()
 
@@ -218,6 +289,10 @@ class _FilePieces:
         if self._file is not None:
             self._file.close()
         self._file, self._buffer = None, bytearray()
+
+    def __iter__(self) -> Iterator[Piece]:
+        for first, last in self._pieces:
+            yield self.piece(first, last), None
 
     def piece(self, first: int, last: int) -> memoryview | None:
         handle = self._file
@@ -238,6 +313,61 @@ class _FilePieces:
         if want > last - first and view[-1] != ord("\n"):
             return None
         return view[: last - first]
+
+
+class _StreamPieces:
+    """The file's bytes ``start`` to ``end`` (no trailing newline) in pieces of about
+    :data:`PIECE_BYTES`, each cut after a line end, read into one reused buffer and counted
+    (its lines) and checked as the whole bytes are on the other paths: a piece is None, which
+    ends the read, when it holds a carriage return, bytes that are not UTF-8 or a line wider
+    than :data:`parsers.source.MAX_FIELDS` (the whole-file checks would then name the line),
+    or when one line is longer than a piece."""
+
+    def __init__(self, handle: io.FileIO, start: int, end: int) -> None:
+        self._handle, self._start, self._end = handle, start, end
+        self._buffer = bytearray(PIECE_BYTES)
+
+    def __enter__(self) -> _StreamPieces:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._buffer = bytearray()
+
+    def __iter__(self) -> Iterator[Piece]:
+        at, buffer = self._start, self._buffer
+        while at < self._end:
+            want = min(PIECE_BYTES, self._end - at)
+            self._handle.seek(at)
+            view = memoryview(buffer)
+            got = 0
+            while got < want:
+                count = self._handle.readinto(view[got:want])
+                if not count:
+                    yield None, None
+                    return
+                got += count
+            size = want
+            if at + want < self._end:  # cut after the piece's last line end
+                size = buffer.rfind(b"\n", 0, want)
+                if size < 0:
+                    yield None, None
+                    return
+            octets = np.frombuffer(buffer, dtype=np.uint8, count=size)
+            plain = buffer.find(b"\r", 0, size) < 0 and not has_line_longer(
+                buffer, MAX_FIELDS, size
+            )
+            if plain and int(octets.max(initial=0)) >= 0x80:  # not ASCII: UTF-8 or refused
+                try:
+                    codecs.utf_8_decode(view[:size], "strict", True)
+                except UnicodeDecodeError:
+                    plain = False
+            if not plain:
+                yield None, None
+                return
+            lines = int(np.count_nonzero(octets == ord("\n"))) + 1
+            del octets
+            yield view[:size], lines
+            at += size + 1
 
 
 class _Coder:

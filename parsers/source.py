@@ -19,7 +19,7 @@ import errno
 import os
 import re
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from advisor.errors import MalformedInput, UnreadableInput
@@ -36,6 +36,11 @@ FAILURE = re.compile(
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
+#: most fields a text line may have; no profiler writes more (``ncu --page raw`` with every
+#: metric of ``--set full`` has a few thousand columns), and refusing wider lines up front keeps
+#: time and memory bounded for a damaged file (a line of a million separators)
+MAX_FIELDS = 100_000
+
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
@@ -45,6 +50,9 @@ class Source:
     A file whose bytes are UTF-8 without a BOM keeps them (:attr:`raw`) and decodes and splits
     them only when :attr:`lines` is first used: :meth:`head` decodes just the start, so a reader
     with a fast path for one big table (:mod:`parsers.arrow_csv`) never builds the list of lines.
+    A source made by :meth:`pending` holds only the file's start until :attr:`raw` or
+    :attr:`lines` is first asked for: such a fast path then reads the rest in pieces and never
+    holds the whole file (:attr:`is_pending`).
     """
 
     def __init__(
@@ -58,10 +66,60 @@ class Source:
         self.path = path
         #: set when the file was not UTF-8 and was decoded otherwise (a provenance note)
         self.encoding_note = encoding_note
-        #: the file's bytes when they are UTF-8 without a BOM (the text is their decoding)
-        self.raw = raw
+        self._raw = raw
         self._lines = lines
         self._released = False
+        #: the file's first bytes and its size, while the whole file is not read (:meth:`pending`)
+        self._start: bytes | None = None
+        self._size = 0
+        self._on_load: Callable[[Source], None] | None = None
+
+    @classmethod
+    def pending(
+        cls, path: str, start: bytes, size: int, on_load: Callable[[Source], None]
+    ) -> Source | None:
+        """A source of the file ``path`` (``size`` bytes) that holds only ``start``, its first
+        bytes, until its bytes or lines are asked for; it then reads the file whole as
+        :meth:`from_bytes` does and calls ``on_load`` with itself (a check of the whole text).
+        None when ``start`` is not plain ASCII text, which :meth:`from_bytes` decodes whole
+        at once (a BOM, UTF-16, another encoding)."""
+        if not start.isascii() or utf16_codec(start) is not None or b"\x00" in start:
+            return None
+        src = cls(path)
+        src._start, src._size, src._on_load = start, size, on_load
+        return src
+
+    @property
+    def is_pending(self) -> bool:
+        """Whether only the file's start has been read (:meth:`pending`)."""
+        return self._start is not None
+
+    @property
+    def size(self) -> int | None:
+        """The file's size in bytes when its bytes are UTF-8 (held, or pending), else None."""
+        if self._start is not None:
+            return self._size
+        return len(self._raw) if self._raw is not None else None
+
+    @property
+    def raw(self) -> bytes | None:
+        """The file's bytes when they are UTF-8 without a BOM (the text is their decoding)."""
+        if self._start is not None:
+            self._load()
+        return self._raw
+
+    def _load(self) -> None:
+        """Read the whole file of a pending source, as :meth:`from_bytes` does."""
+        self._start = None
+        raw = read_bytes(self.path)
+        if not raw.startswith(b"\xef\xbb\xbf") and utf16_codec(raw) is None and _is_utf8(raw):
+            self._raw = raw
+        else:
+            text, self.encoding_note = decode(raw)
+            self._lines = _split(text)
+        hook, self._on_load = self._on_load, None
+        if hook is not None:
+            hook(self)
 
     @property
     def lines(self) -> list[str]:
@@ -69,24 +127,25 @@ class Source:
             raw = self.raw
             if raw is None and self._released:  # asked again after release(): read once more
                 raw = read_bytes(self.path)
-            self._lines = _split(raw.decode("utf-8") if raw is not None else "")
+            if self._lines is None:  # (loading a pending source may have decoded them)
+                self._lines = _split(raw.decode("utf-8") if raw is not None else "")
         return self._lines
 
     def release(self) -> None:
         """Drop the bytes once a reader has taken what it needs from them (a big table read by
         :mod:`parsers.arrow_csv`), so they are not alive while the frames are built; the lines,
         should anything still ask for them, are read from the file again."""
-        if self.raw is not None and self._lines is None:
-            self.raw = None
+        if self._raw is not None and self._lines is None:
+            self._raw = None
             self._released = True
 
     def reread(self) -> bytes | None:
         """The file's bytes: those held, or after :meth:`release` read from the file again
         (and held again); None for a file that was decoded otherwise than as UTF-8."""
         if self.raw is None and self._released:
-            self.raw = read_bytes(self.path)
+            self._raw = read_bytes(self.path)
             self._released = False
-        return self.raw
+        return self._raw
 
     @classmethod
     def from_path(cls, path: str | Path) -> Source:
@@ -100,14 +159,32 @@ class Source:
         return cls(path=path, lines=_split(text), encoding_note=note)
 
     def head(self, n: int = 200) -> list[str]:
+        if self._start is not None:  # the first n lines, when the start holds them whole
+            end = _line_end(self._start, n - 1)
+            if end is not None:
+                return _split(self._start[: end + 1].decode("ascii"))[:n]
         if self._lines is None and self.raw is not None:
-            end = -1
-            for _ in range(n):
-                end = self.raw.find(b"\n", end + 1)
-                if end < 0:
-                    return self.lines[:n]
+            end = _line_end(self.raw, n - 1)
+            if end is None:
+                return self.lines[:n]
             return _split(self.raw[: end + 1].decode("utf-8"))[:n]
         return self.lines[:n]
+
+    def line_offset(self, index: int) -> int | None:
+        """The byte offset of the 0-based line ``index`` of the file's bytes (lines end at
+        ``\\n``; None when the file has fewer lines, or is not UTF-8): from the start alone
+        when it holds that line's beginning."""
+        if index == 0:
+            return 0 if self.size is not None else None
+        if self._start is not None:
+            end = _line_end(self._start, index - 1)
+            if end is not None:
+                return end + 1
+        raw = self.raw
+        if raw is None:
+            return None
+        end = _line_end(raw, index - 1)
+        return None if end is None else end + 1
 
     def malformed(self, index: int, message: str) -> MalformedInput:
         """A MalformedInput for the 0-based line ``index``."""
@@ -121,6 +198,17 @@ class Source:
             if m and m.group(0).strip() not in found:
                 found.append(m.group(0).strip())
         return found
+
+
+def _line_end(raw: bytes, index: int) -> int | None:
+    """The offset of the newline that ends the 0-based line ``index`` of ``raw``, or None when
+    ``raw`` has fewer newlines."""
+    end = -1
+    for _ in range(index + 1):
+        end = raw.find(b"\n", end + 1)
+        if end < 0:
+            return None
+    return end
 
 
 def _split(text: str) -> list[str]:
@@ -218,19 +306,21 @@ def _kind(mode: int) -> str:
     return "not a plain file"
 
 
-def has_line_longer(raw: bytes, limit: int) -> bool:
-    """Whether a ``\n``-separated line of ``raw`` is longer than ``limit`` bytes.
+def has_line_longer(raw: bytes | bytearray, limit: int, end: int | None = None) -> bool:
+    """Whether a ``\n``-separated line of ``raw`` (of its first ``end`` bytes) is longer than
+    ``limit`` bytes.
 
     Such a line covers a whole stretch of ``limit // 2 + 1`` bytes at a multiple of that stride,
     so only those stretches are searched for a newline (a ``memchr`` that stops at the first one);
     around each stretch without one, the line's exact length is measured."""
+    size = len(raw) if end is None else end
     stride = limit // 2 + 1
-    for lo in range(0, len(raw), stride):
-        if raw.find(b"\n", lo, lo + stride) >= 0:
+    for lo in range(0, size, stride):
+        if raw.find(b"\n", lo, min(lo + stride, size)) >= 0:
             continue
         start = raw.rfind(b"\n", 0, lo) + 1
-        end = raw.find(b"\n", lo)
-        if (len(raw) if end < 0 else end) - start > limit:
+        stop = raw.find(b"\n", lo, size)
+        if (size if stop < 0 else stop) - start > limit:
             return True
     return False
 

@@ -148,7 +148,7 @@ def _fast_scan(src: Source) -> _Scan | None:
     """The scan of a file that is one big ``cuda_gpu_trace`` CSV table to its end, the rows read
     by :func:`parsers.arrow_csv.read_rows`; None for anything else (then the lines are scanned).
     """
-    if src.raw is None or len(src.raw) < arrow_csv.MIN_BYTES:
+    if (src.size or 0) < arrow_csv.MIN_BYTES:  # not UTF-8 (decoded: no bytes), or small
         return None
     head = src.head(SNIFF_HEAD)
     scan = _scan(Source(src.path, head))
@@ -165,7 +165,7 @@ def _fast_scan(src: Source) -> _Scan | None:
         index.setdefault(header_key(cell)[0], j)
     numbers = [j for key, j in index.items() if key in _TRACE_NUMBERS]
     texts = [j for key, j in index.items() if key in _TRACE_TEXTS]
-    start = arrow_csv.line_offset(src.raw, table.header_index + 1)
+    start = src.line_offset(table.header_index + 1)
     if 0 not in numbers or start is None:
         return None  # a number first: status lines and other headers fail to convert
     data = arrow_csv.read_rows(src, start, len(table.header), numbers, texts)

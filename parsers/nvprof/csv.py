@@ -251,7 +251,7 @@ def _fast_scan(src: Source) -> _Scanner | None:
     """The scanner's result for a file that is one big gpu-trace table after a preamble (its last
     line possibly cut short), the rows read by :func:`parsers.arrow_csv.read_rows`; None for
     anything else (then the lines are scanned)."""
-    if src.raw is None or len(src.raw) < arrow_csv.MIN_BYTES:
+    if (src.size or 0) < arrow_csv.MIN_BYTES:  # not UTF-8 (decoded: no bytes), or small
         return None
     head = src.head(SNIFF_HEAD)
     found = next(((i, h) for i, ln in enumerate(head) if (h := match_header(ln))), None)
@@ -264,7 +264,7 @@ def _fast_scan(src: Source) -> _Scanner | None:
         return None
     block = scanner.blocks[0]
     first = index + 1 if block.units is None else index + 2
-    start = arrow_csv.line_offset(src.raw, first)
+    start = src.line_offset(first)
     if start is None:
         return None
     cols = {name: block.col(name) for name in (*_TRACE_NUMBERS, *_TRACE_TEXTS)}
