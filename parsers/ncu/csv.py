@@ -45,7 +45,7 @@ from advisor.profile import Profile, Provenance
 from parsers.ncu.csv_layouts import PADDING_LIMIT_CELLS as _PADDING_CELLS
 from parsers.ncu.csv_layouts import PADDING_LIMIT_FACTOR as _PADDING_FACTOR
 from parsers.ncu.csv_layouts import Table, read_table
-from parsers.ncu.details_columns import arrow_details_columns
+from parsers.ncu.details_columns import FirstRead, arrow_details_columns
 from parsers.ncu.values import int_or_na
 from parsers.registry import Selection, TextFormat, register
 from parsers.source import Source, is_preamble
@@ -213,16 +213,20 @@ def one_details_table(src: Source) -> Table | None:
     width = len(header)
     if len(set(header)) < width or "Metric Unit" not in header:
         return None  # read_table's own message, from the row-by-row reading
+    minimum = header.index("Metric Value") + 1
+    first = FirstRead(raw, start, header, minimum)  # parses while the quoting is checked
     ends = _plain_rows(raw, start)
     if ends is None or not len(ends):
+        first.result()
         return None
     if int(np.diff(ends, prepend=start - 1).max()) > csv.field_size_limit():
+        first.result()
         return None  # a field may be over csv's limit, which the row-by-row reading reports
-    minimum = header.index("Metric Value") + 1
     rows = len(ends)
     if width * rows - minimum * rows > _PADDING_FACTOR * minimum * rows + _PADDING_CELLS:
+        first.result()
         return None  # the padding check of read_table might fail: let it name the header
-    frame = arrow_details_columns(raw, start, header, ends, minimum)
+    frame = arrow_details_columns(raw, start, header, ends, minimum, first)
     if frame is None:
         frame = _pandas_columns(raw, start, header, ends, minimum)
     if frame is None:

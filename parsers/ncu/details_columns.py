@@ -19,6 +19,7 @@ rows 1.1 s -> 0.5 s of CPU).
 from __future__ import annotations
 
 import csv
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -43,8 +44,67 @@ class _Part:
     indices: list[np.ndarray]
 
 
+class FirstRead:
+    """The first pyarrow pass over ``raw[start:]`` (the rows as wide as most of the first
+    :data:`_SAMPLE_LINES` lines), run on a worker thread while the caller checks the quoting
+    (:func:`parsers.ncu.csv._plain_rows`, numpy): pyarrow's parser and numpy's loops let go of
+    the interpreter lock, so on two free cores the check costs no wall time.  Its result is
+    used only once the check has passed (:func:`arrow_details_columns`); :meth:`result` waits
+    for it, and an error raised on the thread is raised there."""
+
+    def __init__(self, raw: bytes, start: int, header: Sequence[str], minimum: int) -> None:
+        self.width: int | None = None
+        self._read: tuple[_Part, np.ndarray] | None = None
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+        begins, ends = _first_lines(raw, start, _SAMPLE_LINES)
+        width = _common_width(raw, begins, ends)
+        if width is None or not minimum <= width <= len(header):
+            return
+        self.width = width
+        names, body = list(header[:width]), memoryview(raw)[start:]
+        self._thread = threading.Thread(target=self._run, args=(body, names, len(header)))
+        self._thread.start()
+
+    def _run(self, body: memoryview, names: list[str], width: int) -> None:
+        try:
+            self._read = _arrow_rows(body, names, width)
+        except BaseException as exc:  # raised again on the caller's thread
+            self._error = exc
+
+    def result(self) -> tuple[_Part, np.ndarray] | None:
+        """The rows read and the numbers of those set aside (:func:`_arrow_rows`), or None."""
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+        return self._read
+
+
+def _first_lines(raw: bytes, start: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(begins, ends) of the first ``n`` lines of ``raw[start:]`` (the last one may end at the
+    end of the bytes)."""
+    begins: list[int] = []
+    ends: list[int] = []
+    at = start
+    while len(begins) < n and at < len(raw):
+        end = raw.find(b"\n", at)
+        end = len(raw) if end < 0 else end
+        begins.append(at)
+        ends.append(end)
+        at = end + 1
+    return np.array(begins, dtype=np.int64), np.array(ends, dtype=np.int64)
+
+
 def arrow_details_columns(
-    raw: bytes, start: int, header: Sequence[str], ends: np.ndarray, minimum: int
+    raw: bytes,
+    start: int,
+    header: Sequence[str],
+    ends: np.ndarray,
+    minimum: int,
+    first: FirstRead | None = None,
 ) -> pd.DataFrame | None:
     """``raw[start:]`` (lines ending at ``ends``, plainly quoted: :func:`_plain_rows`) as one
     categorical column per ``header`` name, rows padded with ``""`` to the header's width; None
@@ -54,7 +114,8 @@ def arrow_details_columns(
     Under plain quoting pyarrow and :mod:`csv` split a line the same way: at the commas outside
     quotes, dropping the quotes (no quote is escaped, no line break quoted).  The rows of the
     most common width are read first; the rows set aside are read again, from their lines, by
-    the same means (pyarrow with their own most common width, or :mod:`csv` when they are few)."""
+    the same means (pyarrow with their own most common width, or :mod:`csv` when they are few).
+    ``first``: the first pass, started before the quoting was checked (:class:`FirstRead`)."""
     begins = np.concatenate(([start], ends[:-1] + 1))
     parts: list[_Part] = []
     body = memoryview(raw)[start:]
@@ -67,14 +128,19 @@ def arrow_details_columns(
                 return None
             parts.append(part)
             break
-        if lines is None:
-            sample = begins[:_SAMPLE_LINES], ends[:_SAMPLE_LINES]
+        if lines is None and first is not None:
+            if first.width is None:
+                return None
+            read = first.result()
         else:
-            sample = begins[lines[:_SAMPLE_LINES]], ends[lines[:_SAMPLE_LINES]]
-        width = _common_width(raw, *sample)
-        if width is None or not minimum <= width <= len(header):
-            return None
-        read = _arrow_rows(body, list(header[:width]), len(header))
+            if lines is None:
+                sample = begins[:_SAMPLE_LINES], ends[:_SAMPLE_LINES]
+            else:
+                sample = begins[lines[:_SAMPLE_LINES]], ends[lines[:_SAMPLE_LINES]]
+            width = _common_width(raw, *sample)
+            if width is None or not minimum <= width <= len(header):
+                return None
+            read = _arrow_rows(body, list(header[:width]), len(header))
         if read is None:
             return None
         part, aside = read
