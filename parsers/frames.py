@@ -78,13 +78,10 @@ def gpu_activity_frames(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]
         codes, uniques = pd.factorize(rows["name"].astype("string"), use_na_sentinel=True)
     texts = [str(u) for u in uniques]
 
-    def per_row(values: list[object]) -> np.ndarray:
-        table = np.empty(len(values) + 1, dtype=object)  # the last slot is for code -1 (missing)
-        table[: len(values)] = values
-        return table[codes]
-
-    kinds = per_row([transfer_kind(t) for t in texts])
-    is_transfer = pd.notna(kinds)
+    kind_of = [transfer_kind(t) for t in texts]
+    # per row, on a table of the distinct names (not an object per row): the last slot is for
+    # code -1 (missing)
+    is_transfer = np.array([k is not None for k in kind_of] + [False], dtype=bool)[codes]
     is_kernel = ~is_transfer & (codes >= 0)
     kernel_rows, transfer_rows = np.flatnonzero(is_kernel), np.flatnonzero(is_transfer)
     name_column = rows["name"].iloc[:0]
@@ -123,7 +120,9 @@ def gpu_activity_frames(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]
         np.arange(len(launches), dtype=np.int64), np.zeros(len(launches), dtype=bool)
     )
     transfers = pd.DataFrame(transfer_cols, index=pd.RangeIndex(len(transfer_rows)), copy=False)
-    transfers["kind"] = kinds[is_transfer]
+    kind_table = np.empty(len(kind_of) + 1, dtype=object)  # the last slot: code -1 (missing)
+    kind_table[: len(kind_of)] = kind_of
+    transfers["kind"] = kind_table[codes[transfer_rows]]
     transfers = transfers[[c for c in _TRANSFER_COLS if c in transfers.columns]]
     texts = [c for c in transfers.columns if isinstance(transfers[c].dtype, pd.CategoricalDtype)]
     transfers = transfers.astype(dict.fromkeys(texts, "string"))  # a tenth of the rows: strings
