@@ -62,11 +62,11 @@ from advisor.models.bsp.profile import (
     COLLECT_HINT,
     counts_from_profile,
     launches_by_kernel,
-    metric_means_by_kernel,
 )
 from advisor.models.maxsum.description import KernelDescription
 from advisor.models.maxsum.measured import measured_like
 from advisor.profile import Profile
+from advisor.report.roofline import metric_means
 
 #: kernels given a BSP prediction (the ones with the largest share of GPU time)
 BSP_KERNELS = 20
@@ -305,6 +305,17 @@ def database_device(device: Mapping[str, Any]) -> DeviceSpec | None:
         return None
 
 
+def _finite_means(profile: Profile, names: Sequence[str]) -> dict[str, dict[str, float]]:
+    """:func:`advisor.models.bsp.profile.metric_means_by_kernel` of ``names`` (each kernel's
+    finite metric means, an empty dict for a kernel without any), read from the report's
+    means of every kernel (:func:`advisor.report.roofline.metric_means`, computed once)."""
+    every = metric_means(profile)
+    return {
+        name: {metric: mean for metric, mean in every.get(name, ()) if math.isfinite(mean)}
+        for name in dict.fromkeys(names)
+    }
+
+
 def _bsp(
     profile: Profile,
     kernels: Sequence[Mapping[str, Any]],
@@ -317,7 +328,7 @@ def _bsp(
     missing: list[str] = []
     modelled = kernels[:BSP_KERNELS]
     names = [str(k["name"]) for k in modelled]
-    rows, means = launches_by_kernel(profile, names), metric_means_by_kernel(profile, names)
+    rows, means = launches_by_kernel(profile, names), _finite_means(profile, names)
     for rank, k in enumerate(modelled, start=1):
         try:
             counts = counts_from_profile(

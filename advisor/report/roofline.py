@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import math
 import statistics
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -253,11 +254,31 @@ def build_roofline(
     )
 
 
+#: the last :func:`metric_means`: a weak reference to the metrics frame, and its means
+_MEANS: list[tuple[weakref.ref[pd.DataFrame], dict[str, list[tuple[str, float]]]]] = []
+
+
+def metric_means(profile: Profile) -> dict[str, list[tuple[str, float]]]:
+    """:func:`advisor.models.bsp.profile.means_by_kernel` of every kernel of the profile's
+    metrics, computed once per metrics frame: the report's limiting units
+    (:func:`kernel_metric_means`) and its BSP predictions
+    (:func:`advisor.report.predictions.build_predictions`) read the same means (on a raw
+    Nsight Compute page, some 370,000 rows sorted and grouped each time).  A kernel's means do
+    not depend on which other kernels are asked for, so the predictions' subset is read from
+    here.  The frame is held weakly: the means do not keep a profile alive."""
+    frame = profile.metrics
+    if _MEANS and _MEANS[0][0]() is frame:
+        return _MEANS[0][1]
+    means = means_by_kernel(frame)
+    _MEANS[:] = [(weakref.ref(frame), means)]
+    return means
+
+
 def kernel_metric_means(profile: Profile) -> dict[str, dict[str, float]]:
     """Kernel name -> canonical metric -> mean value over the kernel's rows (NaN means left
     out; :func:`advisor.models.bsp.profile.means_by_kernel`, one kernel's rows at a time)."""
     out: dict[str, dict[str, float]] = {}
-    for kernel, means in means_by_kernel(profile.metrics).items():
+    for kernel, means in metric_means(profile).items():
         kept = {metric: mean for metric, mean in means if not math.isnan(mean)}
         if kept:
             out[kernel] = kept

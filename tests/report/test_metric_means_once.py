@@ -1,0 +1,69 @@
+"""The report's per-kernel metric means computed once (advisor.report.roofline.metric_means).
+
+The limiting units and the BSP predictions both read each kernel's metric means; on a raw
+Nsight Compute page that is a sort and a grouping of some 370,000 rows, so the report computes
+them once per metrics frame.  Checked: the same means as the model's own functions, one
+computation per report build, and no profile kept alive by the memo.
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+import weakref
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from advisor import pipeline
+from advisor.models.bsp import profile as bsp_profile
+from advisor.report import predictions, roofline
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import gen_ncu
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("raw") / "raw.csv"
+    gen_ncu.write_ncu_raw(path, 200, seed=7)
+    return path
+
+
+def test_the_means_are_the_models_own(page: Path) -> None:
+    profile = pipeline.read([str(page)])
+    names = sorted(profile.kernel_names())
+    assert len(names) > 3
+    wanted = [names[2], "no such kernel", names[0], names[2]]
+    assert predictions._finite_means(profile, wanted) == bsp_profile.metric_means_by_kernel(
+        profile, wanted
+    )
+    every = bsp_profile.means_by_kernel(profile.metrics)
+    assert roofline.metric_means(profile) == every
+    assert roofline.kernel_metric_means(profile) == {
+        k: {m: v for m, v in means if v == v} for k, means in every.items()
+    }
+
+
+def test_one_computation_per_build_and_no_profile_kept(
+    page: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[Any] = []
+    real = roofline.means_by_kernel
+
+    def spy(frame: Any, kernels: Any = None) -> Any:
+        calls.append(frame)
+        return real(frame, kernels)
+
+    monkeypatch.setattr(roofline, "means_by_kernel", spy)
+    run = pipeline.analyse([str(page)])
+    report = pipeline.build(run, pages=False)
+    assert report.predictions.bsp is not None and report.verdict is not None
+    assert len(calls) == 1 and calls[0] is run.profile.metrics
+    pipeline.build(run, pages=False)
+    assert len(calls) == 1  # the same frame: the means kept
+    kept = weakref.ref(run.profile.metrics)
+    del run, report, calls[:]
+    gc.collect()
+    assert kept() is None
