@@ -205,21 +205,28 @@ def _rules(frame: pd.DataFrame, comma: bool) -> pd.DataFrame | None:
     if "Rule Type" in frame.columns:
         named |= ~blank_cells(frame["Rule Type"])
     used = [c for c in ("_launch", "Kernel Name", *_RULE_COLUMNS) if c in frame.columns]
-    rows = _as_objects(frame.loc[named, used].reset_index(drop=True))
+    rows = frame.loc[named, used].reset_index(drop=True)
     blank = pd.Series([""] * len(rows), dtype=object)
 
     def column(name: str) -> pd.Series:
         values = rows[name] if name in rows.columns else blank
-        return values.str.strip().replace("", None)
+        return _stripped(values).replace("", None)
 
-    speedup = metric_columns(
-        pd.Series(["Estimated Speedup"] * len(rows)), pd.Series(["%"] * len(rows)),
-        rows.get("Estimated Speedup", blank), decimal_comma=comma,
-    )  # fmt: skip
+    speedups = rows.get("Estimated Speedup", blank)
+    if isinstance(speedups.dtype, pd.CategoricalDtype):  # one parse per distinct cell
+        same = np.zeros(len(rows), dtype=np.int8)
+        names = pd.Series(
+            pd.Categorical.from_codes(same, categories=pd.Index(["Estimated Speedup"]))
+        )
+        units = pd.Series(pd.Categorical.from_codes(same, categories=pd.Index(["%"])))
+    else:
+        names = pd.Series(["Estimated Speedup"] * len(rows))
+        units = pd.Series(["%"] * len(rows))
+    speedup = metric_columns(names, units, speedups, decimal_comma=comma)
     return pd.DataFrame(
         {
             "launch_id": rows["_launch"],
-            "kernel": rows["Kernel Name"],
+            "kernel": _as_objects(rows[["Kernel Name"]])["Kernel Name"],
             "section": column("Section Name"),
             "rule": column("Rule Name"),
             "rule_type": column("Rule Type"),
@@ -228,6 +235,17 @@ def _rules(frame: pd.DataFrame, comma: bool) -> pd.DataFrame | None:
             "estimated_speedup_frac": speedup["value"],
         }
     )
+
+
+def _stripped(cells: pd.Series) -> pd.Series:
+    """``cells.str.strip()`` as object texts; a categorical column stripped once per category."""
+    if not isinstance(cells.dtype, pd.CategoricalDtype):
+        return cells.str.strip()
+    categories = cells.cat.categories
+    words = np.empty(len(categories) + 1, dtype=object)  # the last one for a missing cell
+    words[:-1] = [str(w).strip() for w in categories]
+    words[-1] = np.nan
+    return pd.Series(words[cells.cat.codes.to_numpy()], dtype=object)
 
 
 def _summary(frame: pd.DataFrame) -> Frames:

@@ -80,6 +80,9 @@ def first_values(
         return metrics.first(key, names, n, column)
     wanted = list(names)
     dtype = float if column == "value" else object
+    keys, ids = metrics[key], metrics["launch_id"]
+    if isinstance(keys.dtype, pd.CategoricalDtype) and ids.dtype.kind in "iu":
+        return _first_by_codes(keys, ids.to_numpy(), metrics[column], wanted, n, dtype)
     rows = metrics[["launch_id", key, column]]
     present = rows[
         rows[key].isin(wanted) & rows[column].notna() & rows["launch_id"].notna()
@@ -89,6 +92,29 @@ def first_values(
         rows = present[present[key] == name]
         values = pd.Series(rows[column].to_numpy(), index=rows["launch_id"].astype(int))
         out[name] = values.reindex(range(n)).astype(dtype).reset_index(drop=True)
+    return out
+
+
+def _first_by_codes(
+    keys: pd.Series, ids: np.ndarray, cells: pd.Series, wanted: list[str], n: int, dtype: type
+) -> dict[str, pd.Series]:
+    """:func:`first_values` of a frame whose ``key`` column is categorical and whose launch ids
+    are integers (a details page read by columns): the rows of each wanted name found on the
+    category codes, the first row of each launch by :func:`numpy.unique` (the same rows, in the
+    same order, as ``drop_duplicates`` keeps); launches without a value are NaN."""
+    codes = keys.cat.codes.to_numpy()
+    position = {str(w): i for i, w in enumerate(keys.cat.categories)}
+    present = cells.notna().to_numpy()
+    values = cells.to_numpy(dtype=dtype)
+    out: dict[str, pd.Series] = {}
+    for name in wanted:
+        code = position.get(name)
+        rows = np.zeros(0, dtype=np.int64) if code is None else np.flatnonzero(codes == code)
+        rows = rows[present[rows] & (ids[rows] >= 0) & (ids[rows] < n)]
+        launch, first = np.unique(ids[rows], return_index=True)
+        column: np.ndarray = np.full(n, np.nan, dtype=dtype)
+        column[launch] = values[rows[first]]
+        out[name] = pd.Series(column, dtype=dtype)
     return out
 
 
