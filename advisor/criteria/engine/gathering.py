@@ -314,28 +314,37 @@ def _config_columns(launches: pd.DataFrame, transfers: pd.DataFrame) -> dict[str
     configuration, the unified-memory migrations during the launch (:mod:`.migrations`) and
     the duration."""
 
-    def column(name: str) -> np.ndarray:
-        return launches[name].to_numpy(dtype=float, na_value=np.nan)
+    def column(name: str) -> np.ndarray:  # a copy of its own, changed in place below
+        return launches[name].to_numpy(dtype=float, na_value=np.nan, copy=True)
 
-    def finite(values: np.ndarray, default: float) -> np.ndarray:
-        return np.where(np.isfinite(values), values, default)
+    def product(names: tuple[str, str, str]) -> np.ndarray:
+        """x * y * z, a y or z that is not finite taken as 1 (x's NaN stays NaN)."""
+        out = column(names[0])
+        for name in names[1:]:
+            factor = column(name)
+            factor[~np.isfinite(factor)] = 1.0
+            out *= factor
+        return out
 
-    block = column("block_x") * finite(column("block_y"), 1.0) * finite(column("block_z"), 1.0)
-    grid = column("grid_x") * finite(column("grid_y"), 1.0) * finite(column("grid_z"), 1.0)
     static, dynamic = column("static_shared_bytes"), column("dynamic_shared_bytes")
-    shared = np.where(
-        ~np.isfinite(static) & ~np.isfinite(dynamic),
-        np.nan,
-        finite(static, 0.0) + finite(dynamic, 0.0),
-    )
-    parts = {
-        "launch.block_threads": block,
-        "launch.grid_blocks": grid,
+    neither = ~np.isfinite(static)
+    static[neither] = 0.0
+    absent = ~np.isfinite(dynamic)
+    dynamic[absent] = 0.0
+    neither &= absent
+    del absent
+    static += dynamic
+    del dynamic
+    static[neither] = np.nan
+    out = {
+        "launch.block_threads": product(("block_x", "block_y", "block_z")),
+        "launch.grid_blocks": product(("grid_x", "grid_y", "grid_z")),
         "launch.registers_per_thread": column("registers_per_thread"),
-        "launch.shared_bytes_per_block": shared,
+        "launch.shared_bytes_per_block": static,
         "launch.duration_ns": column("duration_ns"),
     }
-    out = {k: np.where(np.isfinite(v), v, np.nan) for k, v in parts.items()}
+    for values in out.values():  # infinite: unknown
+        values[np.isinf(values)] = np.nan
     out.update(migrations.per_launch(launches, transfers))  # finite or NaN already
     return {k: out[k] for k in CONFIG}
 
