@@ -226,12 +226,11 @@ def one_details_table(src: Source) -> Table | None:
     if width * rows - minimum * rows > _PADDING_FACTOR * minimum * rows + _PADDING_CELLS:
         first.result()
         return None  # the padding check of read_table might fail: let it name the header
-    frame = arrow_details_columns(raw, start, header, ends, minimum, first)
-    if frame is None:
-        frame = _pandas_columns(raw, start, header, ends, minimum)
-    if frame is None:
-        return None
-    return Table("details", header, index, frame=frame)
+    read = arrow_details_columns(raw, start, header, ends, minimum, first)
+    if read is not None:
+        return Table("details", header, index, frame=read[0], launches=read[1])
+    frame = _pandas_columns(raw, start, header, ends, minimum)
+    return None if frame is None else Table("details", header, index, frame=frame)
 
 
 def _pandas_columns(

@@ -70,7 +70,10 @@ class Table:
     #: raw layout read from the bytes: the file's bytes from the first row on (texts unused)
     data: memoryview | None = None
     #: details layout read by columns (parsers.ncu.csv.one_details_table): the rows, padded
+    #: (with ``launches``: the columns of :data:`DETAILS_ROW_COLUMNS` only)
     frame: pd.DataFrame | None = None
+    #: with ``frame``: every column of each launch's first row, in the order of those rows
+    launches: pd.DataFrame | None = None
 
 
 @dataclass
@@ -97,14 +100,16 @@ def read_table(src: Source, table: Table, selected: Callable[[str], bool] | None
     if table.layout == "details" and "Metric Unit" not in header:
         raise src.malformed(table.header_line, 'details header without a "Metric Unit" column')
     last = "Average" if table.layout == "summary-per-kernel" else "Metric Value"
+    launches = None
     if table.frame is not None:
         frame, table.frame = table.frame, None
+        launches, table.launches = table.launches, None
     else:
         rows = _checked(src, table, header.index(last) + 1)
         frame = pd.DataFrame(rows, columns=header, dtype=object)
     if table.layout == "summary-per-kernel":
         return _summary(frame)
-    return _details(frame)
+    return _details(frame, launches)
 
 
 #: short rows are padded to the header's width; the padding may add at most this many cells
@@ -139,11 +144,27 @@ def _checked(src: Source, table: Table, minimum: int) -> list[list[str]]:
     return out
 
 
-def _details(frame: pd.DataFrame) -> Frames:
-    """--page details (FORMATS.md §2.2): metrics and rules rows keyed by launch ``ID``."""
+#: the columns of a details page whose every cell the frames use (:func:`_details`); of the
+#: others (``Context``, ``Stream``, ``Block Size``, ``Device``, ``CC``, NVTX ...) only each
+#: launch's first row is used
+DETAILS_ROW_COLUMNS = frozenset(
+    {
+        "ID", "Process ID", "Kernel Name", "Section Name", "Metric Name", "Metric Unit",
+        "Metric Value", "Rule Name", "Rule Type", "Rule Description", "Estimated Speedup Type",
+        "Estimated Speedup",
+    }
+)  # fmt: skip
+
+
+def _details(frame: pd.DataFrame, launches: pd.DataFrame | None = None) -> Frames:
+    """--page details (FORMATS.md §2.2): metrics and rules rows keyed by launch ``ID``.
+
+    ``launches``: every column of each launch's first row, when ``frame`` holds only the
+    columns of :data:`DETAILS_ROW_COLUMNS` (the columnar reading); else taken from ``frame``."""
     keys = [c for c in ("Process ID", "ID") if c in frame.columns]
     frame["_launch"] = _codes(frame, keys)
-    ids = _as_objects(frame.drop_duplicates("_launch").reset_index(drop=True))
+    firsts = frame.drop_duplicates("_launch") if launches is None else launches
+    ids = _as_objects(firsts.reset_index(drop=True))
     rows = frame[~blank_cells(frame["Metric Name"])]
     speedups = frame.get("Estimated Speedup", pd.Series([], dtype=object))
     comma, mixed = decimal_comma_style(rows["Metric Value"], speedups)

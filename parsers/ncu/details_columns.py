@@ -26,6 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from parsers.ncu.csv_layouts import DETAILS_ROW_COLUMNS, _codes
+
 #: lines looked at for the width most rows have
 _SAMPLE_LINES = 200
 #: rows of other widths split by :mod:`csv` one at a time below this many, else read by pyarrow
@@ -36,21 +38,24 @@ _BLOCK = 1 << 22
 
 @dataclass
 class _Part:
-    """Rows of one width: their line numbers (0-based after the header; None: every line not
-    in a later part) and, per column, the distinct texts and each row's index into them."""
+    """Rows of one width: their line numbers (0-based among the lines read; None: every line
+    not in a later part), how many, and per column read the distinct texts and each row's
+    index into them (None for a column not read)."""
 
     lines: np.ndarray | None
-    words: list[list[str]]
-    indices: list[np.ndarray]
+    rows: int
+    words: list[list[str] | None]
+    indices: list[np.ndarray | None]
 
 
 class FirstRead:
     """The first pyarrow pass over ``raw[start:]`` (the rows as wide as most of the first
-    :data:`_SAMPLE_LINES` lines), run on a worker thread while the caller checks the quoting
-    (:func:`parsers.ncu.csv._plain_rows`, numpy): pyarrow's parser and numpy's loops let go of
-    the interpreter lock, so on two free cores the check costs no wall time.  Its result is
-    used only once the check has passed (:func:`arrow_details_columns`); :meth:`result` waits
-    for it, and an error raised on the thread is raised there."""
+    :data:`_SAMPLE_LINES` lines; the columns of :data:`DETAILS_ROW_COLUMNS`), run on a worker
+    thread while the caller checks the quoting (:func:`parsers.ncu.csv._plain_rows`, numpy):
+    pyarrow's parser and numpy's loops let go of the interpreter lock, so on two free cores the
+    check costs no wall time.  Its result is used only once the check has passed
+    (:func:`arrow_details_columns`); :meth:`result` waits for it, and an error raised on the
+    thread is raised there."""
 
     def __init__(self, raw: bytes, start: int, header: Sequence[str], minimum: int) -> None:
         self.width: int | None = None
@@ -62,13 +67,13 @@ class FirstRead:
         if width is None or not minimum <= width <= len(header):
             return
         self.width = width
-        names, body = list(header[:width]), memoryview(raw)[start:]
-        self._thread = threading.Thread(target=self._run, args=(body, names, len(header)))
+        args = (memoryview(raw)[start:], header, width, _row_columns(header))
+        self._thread = threading.Thread(target=self._run, args=args)
         self._thread.start()
 
-    def _run(self, body: memoryview, names: list[str], width: int) -> None:
+    def _run(self, body: memoryview, header: Sequence[str], width: int, keep: list[bool]) -> None:
         try:
-            self._read = _arrow_rows(body, names, width)
+            self._read = _arrow_rows(body, header, width, keep)
         except BaseException as exc:  # raised again on the caller's thread
             self._error = exc
 
@@ -81,6 +86,11 @@ class FirstRead:
             error, self._error = self._error, None
             raise error
         return self._read
+
+
+def _row_columns(header: Sequence[str]) -> list[bool]:
+    """Per header column, whether it is read on every row (:data:`DETAILS_ROW_COLUMNS`)."""
+    return [name in DETAILS_ROW_COLUMNS for name in header]
 
 
 def _first_lines(raw: bytes, start: int, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -105,11 +115,15 @@ def arrow_details_columns(
     ends: np.ndarray,
     minimum: int,
     first: FirstRead | None = None,
-) -> pd.DataFrame | None:
-    """``raw[start:]`` (lines ending at ``ends``, plainly quoted: :func:`_plain_rows`) as one
-    categorical column per ``header`` name, rows padded with ``""`` to the header's width; None
-    when a row is shorter than ``minimum`` fields or longer than the header (the row-by-row
-    reading then names it), or pyarrow refuses the bytes (bad UTF-8).
+) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """``raw[start:]`` (lines ending at ``ends``, plainly quoted: :func:`_plain_rows`) as
+    (rows, launches): ``rows`` one categorical column per header name of
+    :data:`DETAILS_ROW_COLUMNS`, a row per line; ``launches`` every header column of each
+    launch's first line (in the order of the launches' first rows), the only cells the frames
+    take of the other columns (:func:`parsers.ncu.csv_layouts._details`).  Rows are padded with
+    ``""`` to the header's width.  None when a row is shorter than ``minimum`` fields or longer
+    than the header (the row-by-row reading then names it), or pyarrow refuses the bytes (bad
+    UTF-8).
 
     Under plain quoting pyarrow and :mod:`csv` split a line the same way: at the commas outside
     quotes, dropping the quotes (no quote is escaped, no line break quoted).  The rows of the
@@ -117,52 +131,85 @@ def arrow_details_columns(
     the same means (pyarrow with their own most common width, or :mod:`csv` when they are few).
     ``first``: the first pass, started before the quoting was checked (:class:`FirstRead`)."""
     begins = np.concatenate(([start], ends[:-1] + 1))
+    keep = _row_columns(header)
+    parts = _read_parts(raw, begins, ends, header, minimum, keep, memoryview(raw)[start:], first)
+    if parts is None:
+        return None
+    rows = pd.DataFrame(
+        {name: _categorical(parts, j, len(ends)) for j, name in enumerate(header) if keep[j]}
+    )
+    keys = [c for c in ("Process ID", "ID") if c in rows.columns]
+    firsts = np.unique(_codes(rows, keys), return_index=True)[1]  # ascending: first appearance
+    every = [True] * len(header)
+    parts = _read_parts(raw, begins[firsts], ends[firsts], header, minimum, every, None, None)
+    if parts is None:
+        return None
+    launches = pd.DataFrame(
+        {name: _categorical(parts, j, len(firsts)) for j, name in enumerate(header)}
+    )
+    return rows, launches
+
+
+def _read_parts(
+    raw: bytes,
+    begins: np.ndarray,
+    ends: np.ndarray,
+    header: Sequence[str],
+    minimum: int,
+    keep: list[bool],
+    whole: memoryview | None,
+    first: FirstRead | None,
+) -> list[_Part] | None:
+    """The lines ``raw[begins[i]:ends[i]]`` read in parts of one width each (the first part
+    the most common width, each next one the most common among the lines left), the columns
+    ``keep`` says; ``whole``: those lines as they lie in the bytes, when they are all the lines
+    from the first on (else they are joined)."""
     parts: list[_Part] = []
-    body = memoryview(raw)[start:]
-    lines: np.ndarray | None = None  # the lines of ``body`` (None: all of them)
+    lines: np.ndarray | None = None  # the lines still to read (None: all of them)
     while True:
         count = len(ends) if lines is None else len(lines)
         if lines is not None and count < _FEW_ROWS:
-            part = _split_rows(raw, begins[lines], ends[lines], lines, len(header), minimum)
+            part = _split_rows(raw, begins[lines], ends[lines], lines, header, minimum, keep)
             if part is None:
                 return None
             parts.append(part)
-            break
+            return parts
         if lines is None and first is not None:
             if first.width is None:
                 return None
             read = first.result()
         else:
-            if lines is None:
-                sample = begins[:_SAMPLE_LINES], ends[:_SAMPLE_LINES]
-            else:
-                sample = begins[lines[:_SAMPLE_LINES]], ends[lines[:_SAMPLE_LINES]]
-            width = _common_width(raw, *sample)
+            at = np.arange(len(ends)) if lines is None else lines
+            width = _common_width(raw, begins[at[:_SAMPLE_LINES]], ends[at[:_SAMPLE_LINES]])
             if width is None or not minimum <= width <= len(header):
                 return None
-            read = _arrow_rows(body, list(header[:width]), len(header))
+            body = whole if lines is None and whole is not None else _joined(raw, begins, ends, at)
+            read = _arrow_rows(body, header, width, keep)
         if read is None:
             return None
         part, aside = read
-        if part.indices and len(part.indices[0]) + len(aside) != count:
+        if part.rows + len(aside) != count:
             return None
         if lines is not None:
             part.lines = lines[np.setdiff1d(np.arange(count), aside, assume_unique=True)]
         parts.append(part)
         if not len(aside):
-            break
+            return parts
         lines = aside if lines is None else lines[aside]
-        body = memoryview(b"\n".join(raw[b:e] for b, e in zip(
-            begins[lines].tolist(), ends[lines].tolist(), strict=True
-        )))  # fmt: skip
-    rows = len(ends)
-    return pd.DataFrame({name: _categorical(parts, j, rows) for j, name in enumerate(header)})
 
 
-def _arrow_rows(body: memoryview, names: list[str], width: int) -> tuple[_Part, np.ndarray] | None:
-    """The rows of ``body`` that have ``len(names)`` fields, read by pyarrow (every column
-    dictionary-encoded), padded to ``width`` columns, and the numbers (0-based, sorted) of the
-    other rows; None when pyarrow refuses the bytes."""
+def _joined(raw: bytes, begins: np.ndarray, ends: np.ndarray, lines: np.ndarray) -> memoryview:
+    """The lines ``lines`` of ``raw`` (``raw[begins[i]:ends[i]]``), one after the other."""
+    pieces = zip(begins[lines].tolist(), ends[lines].tolist(), strict=True)
+    return memoryview(b"\n".join(raw[b:e] for b, e in pieces))
+
+
+def _arrow_rows(
+    body: memoryview, header: Sequence[str], width: int, keep: list[bool]
+) -> tuple[_Part, np.ndarray] | None:
+    """The rows of ``body`` that have ``width`` fields, read by pyarrow (the columns ``keep``
+    says, dictionary-encoded), padded to the header's width, and the numbers (0-based, sorted)
+    of the other rows; None when pyarrow refuses the bytes."""
     import pyarrow as pa  # type: ignore[import-untyped]
     import pyarrow.csv as pacsv  # type: ignore[import-untyped]
 
@@ -172,6 +219,8 @@ def _arrow_rows(body: memoryview, names: list[str], width: int) -> tuple[_Part, 
         aside.append(getattr(row, "number", None) or 0)  # 1-based; 0: not known
         return "skip"
 
+    names = list(header[:width])
+    read = [n for n, k in zip(names, keep, strict=False) if k]
     try:
         table = pacsv.read_csv(
             pa.py_buffer(body),
@@ -180,7 +229,8 @@ def _arrow_rows(body: memoryview, names: list[str], width: int) -> tuple[_Part, 
             ),
             parse_options=pacsv.ParseOptions(invalid_row_handler=set_aside),
             convert_options=pacsv.ConvertOptions(
-                column_types={n: pa.dictionary(pa.int32(), pa.string()) for n in names},
+                include_columns=read,
+                column_types={n: pa.dictionary(pa.int32(), pa.string()) for n in read},
                 strings_can_be_null=False,
             ),
         ).unify_dictionaries()
@@ -189,17 +239,21 @@ def _arrow_rows(body: memoryview, names: list[str], width: int) -> tuple[_Part, 
     numbers = np.array(sorted(aside), dtype=np.int64) - 1
     if len(numbers) and (numbers[0] < 0 or (np.diff(numbers) == 0).any()):
         return None
-    words: list[list[str]] = []
-    indices: list[np.ndarray] = []
-    for j in range(width):
-        if j < len(names) and table.num_rows:
-            chunks = table.column(j).chunks
+    rows = table.num_rows
+    words: list[list[str] | None] = []
+    indices: list[np.ndarray | None] = []
+    for j, name in enumerate(header):
+        if not keep[j]:
+            words.append(None)
+            indices.append(None)
+        elif j < width and rows:
+            chunks = table.column(name).chunks
             words.append(chunks[0].dictionary.to_pylist())
             indices.append(np.concatenate([c.indices.to_numpy() for c in chunks]))
-        else:
+        else:  # padding, or no row
             words.append([""])
-            indices.append(np.zeros(table.num_rows, dtype=np.int32))
-    return _Part(None, words, indices), numbers
+            indices.append(np.zeros(rows, dtype=np.int32))
+    return _Part(None, rows, words, indices), numbers
 
 
 def _split_rows(
@@ -207,25 +261,32 @@ def _split_rows(
     begins: np.ndarray,
     ends: np.ndarray,
     lines: np.ndarray,
-    width: int,
+    header: Sequence[str],
     minimum: int,
+    keep: list[bool],
 ) -> _Part | None:
     """The lines ``raw[begins[i]:ends[i]]`` split by :mod:`csv` (as the row-by-row reading splits
-    them) and padded to ``width`` fields; None when one has fewer than ``minimum`` or more than
-    ``width`` fields."""
+    them) and padded to the header's width; None when one has fewer than ``minimum`` or more
+    fields than the header."""
+    width = len(header)
     rows: list[list[str]] = []
     for begin, end in zip(begins.tolist(), ends.tolist(), strict=True):
         fields = next(csv.reader([raw[begin:end].decode("utf-8")], strict=True))
         if not minimum <= len(fields) <= width:
             return None
         rows.append(fields + [""] * (width - len(fields)))
-    words: list[list[str]] = []
-    indices: list[np.ndarray] = []
-    for column in zip(*rows, strict=True) if rows else [()] * width:
+    words: list[list[str] | None] = []
+    indices: list[np.ndarray | None] = []
+    columns = zip(*rows, strict=True) if rows else [()] * width
+    for column, wanted in zip(columns, keep, strict=True):
+        if not wanted:
+            words.append(None)
+            indices.append(None)
+            continue
         codes, uniq = pd.factorize(pd.Series(column, dtype=object))
         words.append([str(w) for w in uniq])
         indices.append(codes.astype(np.int32))
-    return _Part(lines, words, indices)
+    return _Part(lines, len(rows), words, indices)
 
 
 def _common_width(raw: bytes, begins: np.ndarray, ends: np.ndarray) -> int | None:
@@ -247,24 +308,26 @@ def _categorical(parts: list[_Part], column: int, rows: int) -> pd.Categorical:
     the smallest integer type that holds them (as pandas stores them)."""
     known: dict[str, int] = {}
     maps: list[np.ndarray] = []
+    found: list[np.ndarray] = []
     for part in parts:
-        texts = part.words[column]
+        texts, at = part.words[column], part.indices[column]
+        assert texts is not None and at is not None
         maps.append(np.array([known.setdefault(w, len(known)) for w in texts], dtype=np.int64))
+        found.append(at)
     words = list(known)
     order = sorted(range(len(words)), key=words.__getitem__)
     small = np.int8 if len(words) < 2**7 else np.int16 if len(words) < 2**15 else np.int32
     rank = np.empty(len(words), dtype=small)
     rank[order] = np.arange(len(words), dtype=small)
-    first = parts[0]
-    main = rank[maps[0]][first.indices[column]]
+    main = rank[maps[0]][found[0]]
     if len(parts) == 1:
         codes = main
     else:
         codes = np.empty(rows, dtype=small)
         kept = np.ones(rows, dtype=bool)
-        for part, own in zip(parts[1:], maps[1:], strict=True):
+        for part, own, at in zip(parts[1:], maps[1:], found[1:], strict=True):
             assert part.lines is not None
-            codes[part.lines] = rank[own][part.indices[column]]
+            codes[part.lines] = rank[own][at]
             kept[part.lines] = False
         codes[kept] = main
     categories = pd.Index([words[i] for i in order])

@@ -18,15 +18,23 @@ import pytest
 from benchmarks import gen_ncu
 from parsers.ncu import csv as ncu_csv
 from parsers.ncu import details_columns
+from parsers.ncu.csv_layouts import DETAILS_ROW_COLUMNS
 from tests.parsers.test_ncu_details_columns import EDITS, REAL, SAMPLE, _body
 
 
 def _same_as_pandas(raw: bytes) -> pd.DataFrame:
-    """The pyarrow frame of ``raw``, checked equal in every respect to pandas' frame."""
+    """The pyarrow frame of ``raw``, checked equal in every respect to pandas' frame (its
+    columns read on every row; the launches' first rows as texts)."""
     args = _body(raw)
-    got = details_columns.arrow_details_columns(*args)
-    expected = ncu_csv._pandas_columns(*args)
-    assert got is not None and expected is not None
+    read = details_columns.arrow_details_columns(*args)
+    whole = ncu_csv._pandas_columns(*args)
+    assert read is not None and whole is not None
+    got, launches = read
+    assert set(got.columns) == set(whole.columns) & DETAILS_ROW_COLUMNS
+    expected = whole[list(got.columns)]
+    firsts = whole.drop_duplicates(["Process ID", "ID"]).reset_index(drop=True)
+    assert len(firsts) == len(launches) > 0 and list(launches.columns) == list(whole.columns)
+    assert launches.astype(object).equals(firsts.astype(object))
     pd.testing.assert_frame_equal(got, expected, check_exact=True)
     for name in got.columns:
         mine, theirs = got[name].array, expected[name].array
