@@ -31,6 +31,7 @@ from advisor.devices.database import find_device, normalize_name
 from advisor.devices.resolve import profile_device_names, resolve_device
 from advisor.errors import UsageError
 from advisor.profile import Profile, merge
+from parsers import heap
 
 if TYPE_CHECKING:
     from advisor.report.build import Report
@@ -202,6 +203,7 @@ def analyse_profile(
         speedup_form,
         device_note=note,
     )
+    heap.give_back()  # the analysis' freed pages, before the host view and the report
     data = to_json(analysis)
     if any(p.format in ("ncu-rep", "nvprof-db") for p in profile.provenance):  # where, or why not
         from advisor.report.locations import attach

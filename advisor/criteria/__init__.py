@@ -71,6 +71,7 @@ from advisor.criteria.engine.speedups import (
 )
 from advisor.profile import Profile
 from advisor.values import is_drop_note
+from parsers import heap
 
 
 def _discover() -> tuple[CriterionSpec, ...]:
@@ -135,6 +136,7 @@ def evaluate(
     )
     scored, folded = fold(profile)
     kernels = gather(scored)
+    heap.give_back()  # gathering's freed work arrays, before HOSTSYNC's pace adds its own
     specs = SPECS  # read at call time, so a criterion registered later is evaluated too
     app_results = {s.name: s.evaluate(profile) for s in specs if s.scope == APPLICATION}
     total_ns = sum(k.duration_ns for k in kernels if k.duration_ns is not None)
