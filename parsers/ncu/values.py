@@ -227,7 +227,7 @@ def _categorical_metric_columns(
     unit_words = units.cat.categories.to_numpy(dtype=object)
     name_codes = names.cat.codes.to_numpy().astype(np.int64)
     pair = name_codes * max(len(unit_words), 1) + units.cat.codes.to_numpy()
-    codes, uniq = pd.factorize(pair, use_na_sentinel=False)
+    codes, uniq = _numbered(pair, len(name_words) * max(len(unit_words), 1))
     name_of = uniq // max(len(unit_words), 1)
     unit_of = uniq % max(len(unit_words), 1)
     info = [
@@ -240,8 +240,7 @@ def _categorical_metric_columns(
     stripped = np.array([str(w).strip() for w in words] + [""], dtype=object)
     cell_codes = cells.cat.codes.to_numpy()
     keep = np.isnan(value) & (stripped != "")[cell_codes]
-    text = np.full(len(value), None, dtype=object)
-    text[keep] = stripped[cell_codes[keep]]
+    text = _texts(stripped, cell_codes, keep)
     tool = pd.Categorical.from_codes(
         name_codes, categories=pd.Index(name_words, dtype=object), validate=False
     )
@@ -255,6 +254,37 @@ def _categorical_metric_columns(
             "_factor": factor,
         }
     )
+
+
+#: (name, unit) pairs numbered through a table of every possible pair up to this many
+_DENSE_PAIRS = 1 << 22
+
+
+def _numbered(pair: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, distinct values) of ``pair`` (integers in ``0..size-1``): each distinct value a
+    code, as :func:`pandas.factorize` gives them but numbered in increasing order of the value
+    when ``size`` is small (a table of ``size`` slots instead of a hash of every row); the
+    callers use the codes only to look the distinct values up."""
+    if not 0 < size <= _DENSE_PAIRS:
+        return pd.factorize(pair, use_na_sentinel=False)
+    seen = np.bincount(pair, minlength=size) > 0
+    number = np.cumsum(seen) - 1
+    return number[pair], np.flatnonzero(seen)
+
+
+def _texts(words: np.ndarray, codes: np.ndarray, keep: np.ndarray) -> pd.arrays.ArrowStringArray:
+    """The ``text`` column: ``words[codes]`` where ``keep``, missing elsewhere, in the schema's
+    string dtype (:data:`advisor.schema.STR`), each word made printable once
+    (:func:`advisor.values.printable`, which the profile applies to a column of Python strings:
+    the same texts, without a Python string per row)."""
+    import pyarrow as pa  # type: ignore[import-untyped]
+
+    from advisor.values import printable
+
+    shown = pa.array([printable(str(w)) for w in words], type=pa.large_string())
+    at = pa.array(codes.astype(np.int32, copy=False), mask=~keep)
+    texts = pa.DictionaryArray.from_arrays(at, shown).cast(pa.large_string())
+    return pd.arrays.ArrowStringArray(pa.chunked_array([texts]))
 
 
 def int_or_na(values: pd.Series) -> pd.Series:
