@@ -2,7 +2,8 @@
 
 parsers.ncu.frames.first_values on a categorical key column (the columnar reading of a details
 page) against the same frame with the key as object texts; parsers.ncu.csv_layouts._stripped
-against ``str.strip``; the rules of the columnar reading against the row-by-row reading.
+against ``str.strip``; the (name, unit) pair numbering against pandas' factorize; the text
+column against the schema's string dtype and the printable texts.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from parsers.ncu import csv_layouts
+from advisor import schema
+from parsers.ncu import csv_layouts, values
 from parsers.ncu.frames import first_values
 
 
@@ -51,3 +53,23 @@ def test_stripped_categorical_is_str_strip() -> None:
     stripped = csv_layouts._stripped(cells.astype("category"))
     assert stripped.dtype == object
     assert stripped.tolist() == cells.str.strip().tolist() == ["a", "", "b", "", "a"]
+
+
+@pytest.mark.parametrize("size", [7, 1 << 23])
+def test_numbered_pairs_name_the_same_values(size: int) -> None:
+    """Dense numbering (a table of ``size`` slots) or pandas' hash beyond the limit: either
+    way each row's code looks its own value up."""
+    pair = np.random.default_rng(4).integers(0, 7, 500)
+    codes, distinct = values._numbered(pair, size)
+    assert np.asarray(distinct)[codes].tolist() == pair.tolist()
+    assert sorted(np.asarray(distinct).tolist()) == sorted(set(pair.tolist()))
+
+
+def test_text_column_is_the_schema_string_of_the_kept_words() -> None:
+    words = np.array(["PolicySpread", "n/a", "bad \udcff", ""], dtype=object)
+    codes = np.array([0, 1, 2, 3, 0], dtype=np.int8)
+    keep = np.array([True, False, True, False, True])
+    texts = pd.Series(values._texts(words, codes, keep))
+    assert texts.dtype == schema._DTYPES[schema.STR]
+    assert texts.isna().tolist() == [False, True, False, True, False]
+    assert texts[[0, 2, 4]].tolist() == ["PolicySpread", "bad \\udcff", "PolicySpread"]
