@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from advisor.criteria import CRITERIA
 from advisor.criteria.engine.analysis import Analysis, to_json
@@ -60,7 +60,6 @@ from advisor.report.predictions import (
 )
 from advisor.report.roofline import Roofline, build_roofline, kernel_metric_means
 from advisor.report.spread import Spread, spreads
-from advisor.report.timeline import Timeline, timeline
 from advisor.report.where import (
     Stall,
     Where,
@@ -70,6 +69,9 @@ from advisor.report.where import (
     where_json,
     where_of,
 )
+
+if TYPE_CHECKING:  # the timeline's module loads only where a page shows it (build, pages=True)
+    from advisor.report.timeline import Timeline
 
 #: kernels shown in detail (charts, hints, evidence): enough for the kernels that matter
 DETAIL_KERNELS = 20
@@ -515,7 +517,7 @@ def build(
         kernels_not_listed=max(len(rows), int(app["kernels"])) - len(shown),  # folded: counted
         streams=streams,
         streams_notes=streams_notes,
-        timeline=timeline(profile) if pages else None,
+        timeline=_timeline(profile) if pages else None,
         notes=for_inputs([*data["notes"], *_device_notes(data["device"])], profilers),
         analysis_json=data,
         predictions=build_predictions(profile, kernels, model_inputs),
@@ -834,6 +836,13 @@ class LimitingUnit:
         if self.frac_of_peak >= NEAR_PEAK:
             return f"limited by {at}"
         return f"no unit near its peak (busiest: {at}): latency-bound"
+
+
+def _timeline(profile: Profile) -> Timeline | None:
+    """:func:`advisor.report.timeline.timeline` (its module loaded only here)."""
+    from advisor.report.timeline import timeline
+
+    return timeline(profile)
 
 
 def limiting_units(

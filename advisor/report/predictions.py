@@ -42,12 +42,11 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from advisor.devices.database import DeviceSpec, find_device
 from advisor.errors import InputError, UsageError
-from advisor.models import bsp, maxsum
-from advisor.models.bsp.app import AppDescription
+from advisor.models import bsp
 from advisor.models.bsp.arch import (
     DEFAULT_FORM,
     FORM_ARCH,
@@ -63,10 +62,12 @@ from advisor.models.bsp.profile import (
     counts_from_profile,
     launches_by_kernel,
 )
-from advisor.models.maxsum.description import KernelDescription
-from advisor.models.maxsum.measured import measured_like
 from advisor.profile import Profile
 from advisor.report.roofline import metric_means
+
+if TYPE_CHECKING:  # the description readers and the MAX/SUM model: only when given (_maxsum)
+    from advisor.models.bsp.app import AppDescription
+    from advisor.models.maxsum.description import KernelDescription
 
 #: kernels given a BSP prediction (the ones with the largest share of GPU time)
 BSP_KERNELS = 20
@@ -456,6 +457,9 @@ def base_name(kernel: str) -> str:
 
 
 def _maxsum(profile: Profile, description: KernelDescription) -> MaxSumView:
+    from advisor.models import maxsum
+    from advisor.models.maxsum.measured import measured_like
+
     notes: list[str] = []
     kernels = []
     measured = measured_like(profile, description.profile_names)
