@@ -56,6 +56,47 @@ def _same(got: Any, expected: Any) -> None:
     assert got.launches_used == expected.launches_used
 
 
+def _left_fold(numbers: list[float]) -> float:
+    """Floats added one after the other from 0, as ``sum`` adds them (Python <= 3.11)."""
+    total: float = 0
+    for x in numbers:
+        total += x
+    return float(total)
+
+
+@pytest.mark.parametrize(
+    "numbers",
+    [
+        [],
+        [-0.0],
+        [-0.0, -0.0, 2.5],
+        [-0.0, 0.0],
+        [1e16, 1.0, -1e16, 1.0],
+        [math.inf, 1.0],
+        [math.inf, -math.inf],
+        [1.0, math.nan],
+        [1e308, 1e308, -1e308],
+    ],
+)
+def test_the_sequential_sum_is_the_left_fold_from_zero(numbers: list[float]) -> None:
+    with np.errstate(over="ignore", invalid="ignore"):  # inf - inf, 1e308 + 1e308: as Python
+        got = columns.sequential_sum(np.array(numbers, dtype=float))
+    expected = _left_fold(numbers)
+    assert type(got) is float
+    if math.isnan(expected):
+        assert math.isnan(got)
+    else:
+        assert got == expected and math.copysign(1.0, got) == math.copysign(1.0, expected)
+
+
+def test_the_sequential_sum_of_random_numbers() -> None:
+    rng = np.random.default_rng(12)
+    for n in (1, 2, 3, 17, 300):
+        numbers = rng.normal(0.0, 1.0, n) * 10.0 ** rng.integers(-12, 12, n)
+        got = columns.sequential_sum(numbers)
+        assert got == _left_fold(numbers.tolist())
+
+
 def test_found_keeps_the_list_and_the_array() -> None:
     found = columns.Found.of(np.array([1.5, np.inf, np.nan, -0.0]))
     assert list(found) == [1.5, None, None, -0.0]

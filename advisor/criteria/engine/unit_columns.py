@@ -34,8 +34,13 @@ def fed(values: Sequence[Values], needs: Sequence[str], extra: Values) -> np.nda
 
 
 def sequential_sum(numbers: np.ndarray) -> float:
-    """``sum(numbers)`` as Python adds floats: one after the other, starting from 0."""
-    return float(np.cumsum(np.concatenate(([0.0], numbers)))[-1])
+    """``sum(numbers)`` as Python adds floats: one after the other, starting from 0.  The
+    cumulative sum starts from the first number instead, which gives the same partial sums
+    except where every number so far is -0.0 (Python's are then 0.0): adding 0.0 to the last
+    one makes that -0.0 a 0.0 and changes no other number."""
+    if not len(numbers):
+        return 0.0
+    return float(np.cumsum(numbers)[-1]) + 0.0
 
 
 def mean(numbers: np.ndarray, weights: np.ndarray) -> float:
