@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from advisor import schema
 from advisor.models.host import blocks
 from advisor.profile import Profile
 
@@ -66,7 +67,7 @@ def communication_mask(launches: pd.DataFrame) -> np.ndarray:
     if isinstance(names.dtype, pd.CategoricalDtype):  # the schema's: its codes, no object copy
         codes, uniques = names.cat.codes.to_numpy(), names.cat.categories
     else:
-        codes, uniques = pd.factorize(names.astype("object"), use_na_sentinel=True)
+        codes, uniques = schema.factorize(names.astype("object"), use_na_sentinel=True)
     table = np.array([is_communication_name(u) for u in uniques] + [False], dtype=bool)
     mask = table[codes]  # code -1 (no name) reads the last slot
     if "collective" in launches.columns:

@@ -32,7 +32,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from advisor import plausible
+from advisor import plausible, schema
 from advisor.plausible import Range
 from advisor.text import printable as printable  # defined without pandas for the helper process
 
@@ -146,7 +146,7 @@ def printable_column(series: pd.Series) -> pd.Series:
         return pd.Series(values, index=series.index, dtype=object)
     if series.dtype != object or not len(series):
         return series
-    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    codes, uniques = schema.factorize(series, use_na_sentinel=True)
     fixed = [printable(u) if isinstance(u, str) else u for u in uniques]
     if all(f is u for f, u in zip(fixed, uniques, strict=True)):
         return series

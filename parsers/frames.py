@@ -75,7 +75,7 @@ def gpu_activity_frames(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]
     if isinstance(rows["name"].dtype, pd.CategoricalDtype):  # the distinct names are at hand
         codes, uniques = rows["name"].cat.codes.to_numpy(), rows["name"].cat.categories
     else:
-        codes, uniques = pd.factorize(rows["name"].astype("string"), use_na_sentinel=True)
+        codes, uniques = schema.factorize(rows["name"].astype("string"), use_na_sentinel=True)
     texts = [str(u) for u in uniques]
 
     kind_of = [transfer_kind(t) for t in texts]
@@ -143,7 +143,7 @@ def whole_ints(values: np.ndarray) -> pd.arrays.IntegerArray:
 def device_columns(text: pd.Series) -> tuple[pd.Series, pd.Series]:
     """``"Tesla K40c (0)"`` cells -> (device name, device id) columns, split once per distinct
     cell."""
-    codes, uniques = pd.factorize(text, use_na_sentinel=True)
+    codes, uniques = schema.factorize(text, use_na_sentinel=True)
     split = [split_device(str(d)) for d in uniques]
     names = strings_by_code(codes, [n for n, _ in split], text.index)
     ids = ints_by_code(codes, [i for _, i in split])

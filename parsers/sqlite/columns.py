@@ -12,7 +12,7 @@ import pandas as pd
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 
-from advisor.schema import categorical_of
+from advisor.schema import categorical_of, factorize
 from parsers.sqlite.db import per_distinct
 
 #: the key every activity table is ordered by (ties in time keep the launch order)
@@ -29,7 +29,7 @@ def text_per_distinct(cells: pd.Series, fn: Callable[[object], str | None]) -> p
     per row that the schema then converts (:func:`parsers.sqlite.db.per_distinct` otherwise)."""
     if not (pd.api.types.is_integer_dtype(cells.dtype) and len(cells)):
         return pd.Series(per_distinct(cells, fn), index=cells.index, dtype="string")
-    codes, uniques = pd.factorize(cells, use_na_sentinel=True)
+    codes, uniques = factorize(cells, use_na_sentinel=True)
     texts = [fn(int(value)) for value in uniques] + [fn(None)]  # the last for a missing cell
     rows = np.where(codes < 0, len(uniques), codes)
     pool = pa.system_memory_pool()  # gives freed blocks back at once
@@ -47,10 +47,10 @@ def categories_per_distinct(cells: pd.Series, fn: Callable[[object], str | None]
     value (and once for a missing cell), else once per cell as :func:`parsers.sqlite.db.
     per_distinct` runs it."""
     if pd.api.types.is_integer_dtype(cells.dtype) and len(cells):
-        codes, uniques = pd.factorize(cells, use_na_sentinel=True)
+        codes, uniques = factorize(cells, use_na_sentinel=True)
         texts = [fn(int(value)) for value in uniques] + [fn(None)]  # the last: a missing cell
     else:
-        codes, found = pd.factorize(per_distinct(cells, fn), use_na_sentinel=True)
+        codes, found = factorize(per_distinct(cells, fn), use_na_sentinel=True)
         texts = [str(text) for text in found] + [None]
     rows = np.where(codes < 0, len(texts) - 1, codes)  # a missing cell: the last text
     return pd.Series(categorical_of(rows, texts), index=cells.index, copy=False)

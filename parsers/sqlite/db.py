@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from advisor import schema
 from advisor.errors import MalformedInput, UnreadableInput, UnrecognisedFormat, one_line
 from advisor.profile import Profile
 from parsers.registry import BinaryFormat, Selection, register
@@ -261,7 +262,7 @@ def per_distinct(cells: pd.Series, fn: Callable[[object], Any]) -> np.ndarray:
     few distinct values over millions of rows) computed once per distinct value."""
     out = np.empty(len(cells), dtype=object)
     if pd.api.types.is_integer_dtype(cells.dtype) or _only_ints(cells):
-        codes, uniques = pd.factorize(pd.Series(cells, dtype="Int64"), use_na_sentinel=True)
+        codes, uniques = schema.factorize(pd.Series(cells, dtype="Int64"), use_na_sentinel=True)
     else:
         out[:] = [fn(cell) for cell in cells]
         return out

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from advisor import schema
 from advisor.criteria.engine import migrations
 from advisor.criteria.engine.inputs import KernelData, Members, Unit, Values, _has, _number
 from advisor.criteria.engine.unit_columns import RowSource, RowValues
@@ -294,17 +295,20 @@ def _groups(codes: np.ndarray, config: dict[str, np.ndarray], own: np.ndarray) -
     key = codes.astype(np.int64) + 1
     size = int(key.max(initial=0)) + 1  # the key's values lie in [0, size)
     duration = config["launch.duration_ns"]
-    flags = np.isfinite(duration).astype(np.int64) + (duration > 0)
+    flags = np.isfinite(duration).astype(np.int8)
+    flags += duration > 0
     columns = [config[k] for k in CONFIG[:-1]]
     for column in [*columns, flags]:
-        part, found = pd.factorize(column, use_na_sentinel=False)
+        part, found = schema.factorize(column, use_na_sentinel=False)
         width = max(len(found), 1)
         if size * width >= 2**62:
-            key, first = pd.factorize(key)
+            key, first = schema.factorize(key)
             size = max(len(first), 1)
-        key = key * width + part
+        key *= width
+        key += part
+        del part
         size *= width
-    key = pd.factorize(key)[0].astype(np.int64)
+    key = np.asarray(schema.factorize(key)[0], dtype=np.int64)
     key[own] = -1
     return key
 
@@ -476,7 +480,7 @@ def _codes(column: pd.Series) -> tuple[np.ndarray, pd.Index]:
     :func:`pandas.factorize`'s."""
     if isinstance(column.dtype, pd.CategoricalDtype):
         return column.cat.codes.to_numpy(), column.cat.categories
-    codes, names = pd.factorize(column, use_na_sentinel=True)
+    codes, names = schema.factorize(column, use_na_sentinel=True)
     return codes, pd.Index(names)
 
 
