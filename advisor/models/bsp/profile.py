@@ -140,39 +140,66 @@ def metric_means_by_kernel(profile: Profile, kernels: list[str]) -> dict[str, di
     return out
 
 
+#: the most rows :func:`means_by_kernel` groups at once (whole kernels: a larger kernel alone)
+_ROWS_AT_ONCE = 1 << 16
+
+
 def means_by_kernel(
     frame: pd.DataFrame, kernels: list[str] | None = None
 ) -> dict[str, list[tuple[str, float]]]:
     """Per kernel (those of ``kernels``, else every kernel in the order pandas sorts them), the
     mean value of each metric over its rows with a value, in metric order: what
     ``value.groupby([kernel, metric]).mean()`` gives (or the same grouping of one kernel's
-    rows), float for float.  The rows are sorted by kernel once and each kernel's rows, in
-    their order, are grouped by the metric's code, which sorts as the metric names do; pandas
-    adds each group's values in row order either way.  Grouping every row by kernel and
-    metric at once held full-length work arrays: the report's peak memory on a raw page."""
+    rows), float for float.  The wanted kernels are taken in runs of up to
+    :data:`_ROWS_AT_ONCE` rows, and each run's rows, in their order, are grouped once by the
+    pair (the kernel's place in the list, the metric's code, which sorts as the metric names
+    do); pandas adds each group's values in row order either way.  Grouping every row by
+    kernel and metric at once held full-length work arrays (the report's peak memory on a raw
+    page), and grouping one kernel at a time cost a pandas grouping per kernel."""
     if frame.empty:
         return {}
     kernel, kernel_names = _sorted_codes(frame["kernel"])
     metric, metric_names = _sorted_codes(frame["metric"])
-    value = pd.to_numeric(frame["value"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-    order = np.argsort(kernel, kind="stable")  # each kernel's rows together, in row order
-    bounds = np.searchsorted(kernel[order], np.arange(len(kernel_names) + 1))
+    column = frame["value"]
+    if column.dtype == np.float64:  # the schema's: read in place, not copied
+        value = column.to_numpy()
+    else:
+        value = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
     where = {str(name): k for k, name in enumerate(kernel_names)}
-    names = list(where) if kernels is None else kernels
+    names = [n for n in dict.fromkeys(where if kernels is None else kernels) if n in where]
+    if not names:
+        return {}
+    # the wanted kernels' rows grouped by (the kernel's place in ``names``, metric), a run of
+    # kernels of up to _ROWS_AT_ONCE rows at a time: each group's values are added in row
+    # order, as a grouping of one kernel's rows adds them, without work arrays of every row
+    rank = np.full(len(kernel_names) + 1, -1, dtype=np.int32)  # the last: a missing kernel
+    rank[[where[n] for n in names]] = np.arange(len(names), dtype=np.int32)
+    place = rank[kernel]
+    usable = (place >= 0) & (metric >= 0) & ~np.isnan(value)
+    rows_of = np.bincount(place[usable], minlength=len(names)).tolist()
+    width = len(metric_names)
+    metric_text = [str(m) for m in metric_names]
     out: dict[str, list[tuple[str, float]]] = {}
-    for name in names:
-        k = where.get(name)
-        if k is None:
-            continue
-        rows = order[bounds[k] : bounds[k + 1]]
-        rows = rows[(metric[rows] >= 0) & ~np.isnan(value[rows])]
-        if not len(rows):
-            continue
-        means = pd.Series(value[rows]).groupby(metric[rows]).mean()
-        out[name] = [
-            (str(metric_names[code]), mean)
-            for code, mean in zip(means.index.tolist(), means.tolist(), strict=True)
-        ]
+    first = 0
+    while first < len(names):
+        last, rows = first + 1, rows_of[first]
+        while last < len(names) and rows + rows_of[last] <= _ROWS_AT_ONCE:
+            rows += rows_of[last]
+            last += 1
+        at = np.flatnonzero(usable & (place >= first) & (place < last))
+        key = place[at].astype(np.int64) * width + metric[at]
+        means = pd.Series(value[at]).groupby(key).mean()
+        del at, key
+        groups = means.index.to_numpy()
+        which, codes, numbers = groups // width, (groups % width).tolist(), means.tolist()
+        bounds = np.searchsorted(which, np.arange(first, last + 1)).tolist()
+        for j in range(first, last):
+            lo, hi = bounds[j - first], bounds[j - first + 1]
+            if lo < hi:
+                out[names[j]] = [
+                    (metric_text[c], numbers[i]) for i, c in enumerate(codes[lo:hi], lo)
+                ]
+        first = last
     return out
 
 
