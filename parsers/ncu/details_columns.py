@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from parsers.ncu.csv_layouts import DETAILS_ROW_COLUMNS, _codes
+from parsers.ncu.csv_layouts import DETAILS_ROW_COLUMNS
 
 #: lines looked at for the width most rows have
 _SAMPLE_LINES = 200
@@ -85,7 +85,8 @@ class FirstRead:
         if self._error is not None:
             error, self._error = self._error, None
             raise error
-        return self._read
+        read, self._read = self._read, None  # handed over: the caller's to let go of
+        return read
 
 
 def _row_columns(header: Sequence[str]) -> list[bool]:
@@ -138,8 +139,8 @@ def arrow_details_columns(
     rows = pd.DataFrame(
         {name: _categorical(parts, j, len(ends)) for j, name in enumerate(header) if keep[j]}
     )
-    keys = [c for c in ("Process ID", "ID") if c in rows.columns]
-    firsts = np.unique(_codes(rows, keys), return_index=True)[1]  # ascending: first appearance
+    del parts
+    firsts = _launch_firsts(rows)
     every = [True] * len(header)
     parts = _read_parts(raw, begins[firsts], ends[firsts], header, minimum, every, None, None)
     if parts is None:
@@ -148,6 +149,20 @@ def arrow_details_columns(
         {name: _categorical(parts, j, len(firsts)) for j, name in enumerate(header)}
     )
     return rows, launches
+
+
+def _launch_firsts(rows: pd.DataFrame) -> np.ndarray:
+    """The position of each launch's first row (a launch: one (``Process ID``, ``ID``) pair, as
+    :func:`parsers.ncu.csv_layouts._codes` numbers them), ascending, i.e. in the order of the
+    launches' first appearance.  A launch's first row is one where the pair changes from the
+    row before (a launch's rows follow each other in an export): only those rows are compared."""
+    key = np.zeros(len(rows), dtype=np.int64)
+    for column in ("Process ID", "ID"):
+        if column in rows.columns:
+            cells = rows[column].cat
+            key = key * max(len(cells.categories), 1) + cells.codes.to_numpy()
+    changes = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
+    return np.sort(changes[np.unique(key[changes], return_index=True)[1]])
 
 
 def _read_parts(
@@ -249,11 +264,19 @@ def _arrow_rows(
         elif j < width and rows:
             chunks = table.column(name).chunks
             words.append(chunks[0].dictionary.to_pylist())
-            indices.append(np.concatenate([c.indices.to_numpy() for c in chunks]))
+            at = np.concatenate([c.indices.to_numpy() for c in chunks])
+            indices.append(at.astype(_smallest(len(words[-1] or ())), copy=False))
         else:  # padding, or no row
             words.append([""])
             indices.append(np.zeros(rows, dtype=np.int32))
+    del table
+    pa.default_memory_pool().release_unused()  # the parser's blocks (mimalloc keeps them)
     return _Part(None, rows, words, indices), numbers
+
+
+def _smallest(count: int) -> type[np.signedinteger]:
+    """The smallest signed integer type that numbers ``count`` things (as pandas' codes)."""
+    return np.int8 if count < 2**7 else np.int16 if count < 2**15 else np.int32
 
 
 def _split_rows(
@@ -305,18 +328,20 @@ def _common_width(raw: bytes, begins: np.ndarray, ends: np.ndarray) -> int | Non
 def _categorical(parts: list[_Part], column: int, rows: int) -> pd.Categorical:
     """Column ``column`` of ``rows`` rows gathered from ``parts`` (the first one's rows fill the
     lines no later part names); categories sorted (as pandas' C parser sorts them), codes in
-    the smallest integer type that holds them (as pandas stores them)."""
+    the smallest integer type that holds them (as pandas stores them).  The parts' indices
+    of the column are let go of."""
     known: dict[str, int] = {}
     maps: list[np.ndarray] = []
     found: list[np.ndarray] = []
     for part in parts:
         texts, at = part.words[column], part.indices[column]
         assert texts is not None and at is not None
+        part.indices[column] = None  # let go of as soon as the codes are built
         maps.append(np.array([known.setdefault(w, len(known)) for w in texts], dtype=np.int64))
         found.append(at)
     words = list(known)
     order = sorted(range(len(words)), key=words.__getitem__)
-    small = np.int8 if len(words) < 2**7 else np.int16 if len(words) < 2**15 else np.int32
+    small = _smallest(len(words))
     rank = np.empty(len(words), dtype=small)
     rank[order] = np.arange(len(words), dtype=small)
     main = rank[maps[0]][found[0]]

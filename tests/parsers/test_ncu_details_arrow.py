@@ -17,7 +17,7 @@ import pytest
 
 from benchmarks import gen_ncu
 from parsers.ncu import csv as ncu_csv
-from parsers.ncu import details_columns
+from parsers.ncu import csv_layouts, details_columns
 from parsers.ncu.csv_layouts import DETAILS_ROW_COLUMNS
 from tests.parsers.test_ncu_details_columns import EDITS, REAL, SAMPLE, _body
 
@@ -131,3 +131,15 @@ def test_most_rows_of_a_refused_width_are_refused(page: bytes) -> None:
     head = page[: ncu_csv._top_header(page)[3]]  # type: ignore[index]
     rows = [r + b",,,,,,,," if r else r for r in _rows(page)]
     assert details_columns.arrow_details_columns(*_body(head + b"\n".join(rows))) is None
+
+
+def test_launch_firsts_are_each_launchs_first_row() -> None:
+    """A launch whose rows come back later (not after each other) keeps its first row; the
+    rows are numbered by (Process ID, ID) as the frames number launches."""
+    ids = ["0", "0", "1", "1", "0", "2", "1", "2", "3"]
+    pids = ["7", "7", "7", "7", "7", "7", "8", "8", "8"]
+    rows = pd.DataFrame({"Process ID": pids, "ID": ids}, dtype="category")
+    firsts = details_columns._launch_firsts(rows)
+    assert firsts.tolist() == [0, 2, 5, 6, 7, 8]
+    codes = csv_layouts._codes(rows.copy(), ["Process ID", "ID"])
+    assert firsts.tolist() == np.unique(codes, return_index=True)[1].tolist()
