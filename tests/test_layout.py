@@ -45,6 +45,7 @@ PARSERS_MAY_IMPORT = (
     "advisor.schema",
     "advisor.metric_map",
     "advisor.ncu_read",
+    "advisor.text",
 )
 #: the presentation layers: nothing below them imports them
 PRESENTATION = ("advisor.report", "advisor.render", "advisor.cli")

@@ -275,11 +275,11 @@ def _numbered(pair: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
 def _texts(words: np.ndarray, codes: np.ndarray, keep: np.ndarray) -> pd.arrays.ArrowStringArray:
     """The ``text`` column: ``words[codes]`` where ``keep``, missing elsewhere, in the schema's
     string dtype (:data:`advisor.schema.STR`), each word made printable once
-    (:func:`advisor.values.printable`, which the profile applies to a column of Python strings:
+    (:func:`advisor.text.printable`, which the profile applies to a column of Python strings:
     the same texts, without a Python string per row)."""
     import pyarrow as pa  # type: ignore[import-untyped]
 
-    from advisor.values import printable
+    from advisor.text import printable
 
     shown = pa.array([printable(str(w)) for w in words], type=pa.large_string())
     at = pa.array(codes.astype(np.int32, copy=False), mask=~keep)
