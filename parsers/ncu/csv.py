@@ -179,13 +179,13 @@ def one_raw_table(src: Source) -> Table | None:
     double quote (so none is blank, a status line or application output, and stripping it
     changes nothing), none starts as a header does, and the file has no carriage return."""
     raw = src.raw
-    if raw is None or b"\r" in raw:
+    if raw is None:
         return None
-    top = _top_header(raw)
-    if top is None:
+    top = _top_header(raw)  # the first lines only: a details page goes no further
+    if top is None or top[0] != "raw" or b"\r" in raw:
         return None
-    layout, fields, index, after = top
-    if layout != "raw" or not _quoted_rows(raw, after):
+    _, fields, index, after = top
+    if not _quoted_rows(raw, after):
         return None
     return Table("raw", fields, index, data=memoryview(raw)[after:])
 

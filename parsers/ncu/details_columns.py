@@ -325,6 +325,18 @@ def _common_width(raw: bytes, begins: np.ndarray, ends: np.ndarray) -> int | Non
     return max(counts, key=lambda w: counts[w]) if counts else None
 
 
+def _first_lines_of(parts: list[_Part], rows: int) -> np.ndarray:
+    """The lines of the first part (every line no later part names), found once for all the
+    columns (kept on the first part)."""
+    first = parts[0]
+    if first.lines is None:
+        kept = np.ones(rows, dtype=bool)
+        for part in parts[1:]:
+            kept[part.lines] = False
+        first.lines = np.flatnonzero(kept)
+    return first.lines
+
+
 def _categorical(parts: list[_Part], column: int, rows: int) -> pd.Categorical:
     """Column ``column`` of ``rows`` rows gathered from ``parts`` (the first one's rows fill the
     lines no later part names); categories sorted (as pandas' C parser sorts them), codes in
@@ -349,11 +361,9 @@ def _categorical(parts: list[_Part], column: int, rows: int) -> pd.Categorical:
         codes = main
     else:
         codes = np.empty(rows, dtype=small)
-        kept = np.ones(rows, dtype=bool)
         for part, own, at in zip(parts[1:], maps[1:], found[1:], strict=True):
             assert part.lines is not None
             codes[part.lines] = rank[own][at]
-            kept[part.lines] = False
-        codes[kept] = main
+        codes[_first_lines_of(parts, rows)] = main
     categories = pd.Index([words[i] for i in order])
     return pd.Categorical.from_codes(codes, categories=categories, validate=False)
