@@ -118,8 +118,7 @@ def _launch_units(
     ):
         members = by_place[cuts[k] : cuts[k + 1]]
         if gid < 0:  # launches with their own metric rows (group -1): one unit each
-            for p in members.tolist():
-                heads.append((p, _single(at[p], p, base, config, ids, metric_values, source)))
+            heads += _singles(members, at, base, config, ids, metric_values, source)
             continue
         i = int(at[pos])
         if n == 1:
@@ -141,6 +140,31 @@ def _launch_units(
         heads.append((int(pos), unit))
     heads.sort(key=lambda h: h[0])
     return [u for _, u in heads]
+
+
+def _singles(
+    members: np.ndarray,
+    at: np.ndarray,
+    base: dict[str, float],
+    config: dict[str, np.ndarray],
+    ids: np.ndarray,
+    metric_values: Mapping[int, dict[str, float]],
+    source: _KernelRows | None,
+) -> list[tuple[int, Unit]]:
+    """:func:`_single` of each of the kernel's launches ``members`` (places in ``at``), with
+    their places: the ids and durations read for all of them at once (a raw page's ten
+    thousand launches are ten thousand units)."""
+    if source is None:
+        return [(p, _single(at[p], p, base, config, ids, metric_values)) for p in members.tolist()]
+    rows = at[members]
+    durations = config["launch.duration_ns"][rows]
+    finite = np.isfinite(durations).tolist()
+    return [
+        (p, Unit(lid, d if f else None, RowValues(source, p), position=p))
+        for p, lid, d, f in zip(
+            members.tolist(), ids[rows].tolist(), durations.tolist(), finite, strict=True
+        )
+    ]
 
 
 def _single(
