@@ -63,7 +63,7 @@ def known_format_names() -> list[str]:
 def detect(path: str | Path) -> str:
     """The registry name of the format of ``path`` (raises UnrecognisedFormat)."""
     head = read_bytes(path, SNIFF_BYTES)
-    for fmt in registry.binary_formats():
+    for fmt in registry.binary_formats(head):
         if fmt.sniff(head):
             return fmt.name
     src = Source.from_bytes(str(path), read_bytes(path) if len(head) == SNIFF_BYTES else head)
@@ -132,7 +132,7 @@ def _read(path: str, metrics: Selection) -> tuple[Profile, Source | None]:
     A binary reader opens the file itself, so only its start is read for the sniffers; a text
     file's bytes are held by the :class:`Source` alone (a reader may release them)."""
     start = read_bytes(path, SNIFF_BYTES)
-    for fmt in registry.binary_formats():
+    for fmt in registry.binary_formats(start):
         if fmt.sniff(start):
             return fmt.read(path, metrics), None
     src = _pending(path, start) if len(start) == SNIFF_BYTES else None

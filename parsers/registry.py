@@ -18,11 +18,12 @@ anyway.  Most readers ignore it.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from advisor.profile import Profile
-from parsers.source import Source
+from parsers.ncu.rep_file import MAGIC as NCU_REP_MAGIC
+from parsers.source import SQLITE_MAGIC, Source
 
 #: the metric selection a reader is given: a predicate over canonical metric names (keep the
 #: metrics rows of the names it accepts), None for every metric
@@ -49,16 +50,22 @@ class BinaryFormat:
     priority: int = 50
 
 
+#: a gzip stream's first bytes (a compressed Kineto trace)
+GZIP_MAGIC = b"\x1f\x8b"
 TEXT_FORMATS: dict[str, TextFormat] = {}
 BINARY_FORMATS: dict[str, BinaryFormat] = {}
 #: the modules that register each kind of format; a kind's modules are imported when its
 #: formats are first asked for, so reading a binary report loads no text reader
-BINARY_MODULES: tuple[str, ...] = (
-    "parsers.ncu.rep",
-    "parsers.kineto.trace",
-    "parsers.sqlite.nsys",
-    "parsers.sqlite.nvprof",
-)
+#: (binary modules: each with the check of a file's first bytes that its formats' sniffers all
+#: need, their magic number; a file that passes none, a text file, loads none of them)
+BINARY_MODULES: dict[str, Callable[[bytes], bool]] = {
+    "parsers.ncu.rep": lambda head: head.startswith(NCU_REP_MAGIC),
+    "parsers.kineto.trace": lambda head: (
+        head.startswith(GZIP_MAGIC) or head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{")
+    ),
+    "parsers.sqlite.nsys": lambda head: head.startswith(SQLITE_MAGIC),
+    "parsers.sqlite.nvprof": lambda head: head.startswith(SQLITE_MAGIC),
+}
 TEXT_MODULES: tuple[str, ...] = (
     "parsers.derived.tables",
     "parsers.ncu.csv",
@@ -77,7 +84,7 @@ def register(fmt: TextFormat | BinaryFormat) -> None:
     table[fmt.name] = fmt
 
 
-def _load(modules: tuple[str, ...]) -> None:
+def _load(modules: Iterable[str]) -> None:
     for module in modules:
         importlib.import_module(module)  # registers its format (once: modules are cached)
 
@@ -88,9 +95,11 @@ def text_formats() -> list[TextFormat]:
     return sorted(TEXT_FORMATS.values(), key=lambda f: (f.priority, f.name))
 
 
-def binary_formats() -> list[BinaryFormat]:
-    """The binary formats, in the order their sniffers are tried."""
-    _load(BINARY_MODULES)
+def binary_formats(head: bytes | None = None) -> list[BinaryFormat]:
+    """The binary formats, in the order their sniffers are tried; given a file's first bytes
+    ``head``, those of the modules whose magic number they start with (:data:`BINARY_MODULES`)
+    and of any module loaded already."""
+    _load(m for m, may_read in BINARY_MODULES.items() if head is None or may_read(head))
     return sorted(BINARY_FORMATS.values(), key=lambda f: (f.priority, f.name))
 
 

@@ -254,13 +254,17 @@ def _model_inputs(
         raise UsageError("report: --app FILE and --app-size N go together")
     if app_size is not None and not (math.isfinite(app_size) and app_size > 0):
         raise UsageError(f"--app-size {app_size:g}: must be > 0")
-    from advisor.models.bsp.app import read_app  # the description readers: only when given
-    from advisor.models.maxsum import description as maxsum_input
+    app = description = None
+    if app_path is not None:  # the description readers load only when a description is given
+        from advisor.models.bsp.app import read_app
 
-    app = read_app(app_path) if app_path is not None else None
-    if app is not None and app_size is not None:
-        app.counts(app_size)  # an expression that fails at N is an input error now
-    description = maxsum_input.load(kernels_path) if kernels_path is not None else None
+        app = read_app(app_path)
+        if app_size is not None:
+            app.counts(app_size)  # an expression that fails at N is an input error now
+    if kernels_path is not None:
+        from advisor.models.maxsum import description as maxsum_input
+
+        description = maxsum_input.load(kernels_path)
     return ModelInputs(
         app=app, app_size=app_size, kernel_description=description, predict_gpus=gpus
     )
