@@ -25,8 +25,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
+from advisor import schema
 from advisor.communication import (
     NOT_APPLICABLE_NOTE,
     NOT_FOR_COMMUNICATION,
@@ -360,34 +362,35 @@ def ncu_rules(rules: pd.DataFrame | None) -> tuple[Mapping[str, Any], ...]:
     estimated speedup."""
     if rules is None or rules.empty:
         return ()
+    # the rows numbered by their key, each distinct key's entry built from its first row (a
+    # details page repeats a few dozen rule results over tens of thousands of launches)
+    texts = {c: rules[c].astype("string").fillna("") for c in ("section", "rule", "rule_type")}
+    description = rules["description"].astype("string")
+    head = description.fillna("").str.slice(0, 60)
+    group = np.zeros(len(rules), dtype=np.int64)
+    for part in (*texts.values(), head):
+        codes, found = schema.factorize(part.to_numpy(dtype=object), use_na_sentinel=False)
+        group = schema.factorize(group * max(len(found), 1) + codes)[0]
+    first = np.unique(group, return_index=True)[1]  # each key's first row, by key
+    launches = np.bincount(group)
+    best = pd.Series(rules["estimated_speedup_frac"].to_numpy(dtype=float, na_value=np.nan))
+    largest = best.groupby(group).max().to_numpy()  # NaN where no row of the key has one
     out: dict[tuple[str, str, str, str], dict[str, Any]] = {}
-    names = ("section", "rule", "rule_type", "description", "speedup_type")
-    # the columns as Python values once (a row at a time, text columns cost a lookup per cell)
-    columns = [rules[c].tolist() for c in (*names, "estimated_speedup_frac")]
-    for section, rule, rule_type, description, speedup_type, est in zip(*columns, strict=True):
-        text = "" if pd.isna(description) else str(description)
-        key = (_s(section), _s(rule), _s(rule_type), text[:60])
-        entry = out.setdefault(
-            key,
-            {
-                "section": key[0],
-                "rule": key[1],
-                "rule_type": key[2],
-                "description": text,
-                "speedup_type": _s(speedup_type) or None,
-                "estimated_speedup_frac": None,
-                "launches": 0,
-            },
-        )
-        entry["launches"] += 1
-        if not pd.isna(est):
-            best = entry["estimated_speedup_frac"]
-            entry["estimated_speedup_frac"] = float(est) if best is None else max(best, float(est))
+    full = description.fillna("")
+    kinds = rules["speedup_type"].astype("string").fillna("")
+    section, rule, rule_type = texts.values()
+    for k, row in enumerate(first.tolist()):
+        key = (str(section.iat[row]), str(rule.iat[row]), str(rule_type.iat[row]))
+        out[key + (str(head.iat[row]),)] = {
+            "section": key[0],
+            "rule": key[1],
+            "rule_type": key[2],
+            "description": str(full.iat[row]),
+            "speedup_type": str(kinds.iat[row]) or None,
+            "estimated_speedup_frac": None if np.isnan(largest[k]) else float(largest[k]),
+            "launches": int(launches[k]),
+        }
     return tuple(out[k] for k in sorted(out))
-
-
-def _s(value: Any) -> str:
-    return "" if value is None or pd.isna(value) else str(value)
 
 
 def _device_values(view: DeviceView, profile: Profile) -> dict[str, float]:
