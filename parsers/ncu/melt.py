@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from advisor.schema import categorical_of
+from parsers.ncu.values import texts_of
 
 #: per metric column read: (canonical name, factor, unit, the name as printed)
 ColumnInfo = tuple[str, float, str, str]
@@ -111,17 +112,19 @@ def _by_column(names: Sequence[str], at: np.ndarray) -> pd.Categorical:
 
 def _texts(
     texts: Sequence[tuple[int, np.ndarray]], rows: int, width: int, flat_keep: np.ndarray
-) -> pd.Categorical:
-    """The ``text`` column: the non-number cells (a few distinct ones), missing elsewhere."""
+) -> pd.arrays.ArrowStringArray:
+    """The ``text`` column: the non-number cells (a few distinct ones), missing elsewhere, in
+    the schema's string dtype (:func:`parsers.ncu.values.texts_of`: the profile converts no
+    categorical of 370,000 rows)."""
     codes = np.full(int(flat_keep.sum()), -1, dtype=np.int64)
-    if not texts:
-        return categorical_of(codes, [])
-    grid = np.full((rows, width), None, dtype=object)
-    for j, cells in texts:
-        grid[:, j] = cells
-    flat = grid.ravel()[flat_keep]
-    present = np.flatnonzero(pd.notna(flat))
-    words = sorted({str(w) for w in flat[present]})
-    code_of = {w: k for k, w in enumerate(words)}
-    codes[present] = [code_of[str(w)] for w in flat[present]]
-    return categorical_of(codes, words)
+    words: list[str] = []
+    if texts:
+        grid = np.full((rows, width), None, dtype=object)
+        for j, cells in texts:
+            grid[:, j] = cells
+        flat = grid.ravel()[flat_keep]
+        present = np.flatnonzero(pd.notna(flat))
+        words = sorted({str(w) for w in flat[present]})
+        code_of = {w: k for k, w in enumerate(words)}
+        codes[present] = [code_of[str(w)] for w in flat[present]]
+    return texts_of(np.array(words, dtype=object), codes, codes >= 0)

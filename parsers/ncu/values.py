@@ -240,7 +240,7 @@ def _categorical_metric_columns(
     stripped = np.array([str(w).strip() for w in words] + [""], dtype=object)
     cell_codes = cells.cat.codes.to_numpy()
     keep = np.isnan(value) & (stripped != "")[cell_codes]
-    text = _texts(stripped, cell_codes, keep)
+    text = texts_of(stripped, cell_codes, keep)
     tool = pd.Categorical.from_codes(
         name_codes, categories=pd.Index(name_words, dtype=object), validate=False
     )
@@ -272,8 +272,8 @@ def _numbered(pair: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
     return number[pair], np.flatnonzero(seen)
 
 
-def _texts(words: np.ndarray, codes: np.ndarray, keep: np.ndarray) -> pd.arrays.ArrowStringArray:
-    """The ``text`` column: ``words[codes]`` where ``keep``, missing elsewhere, in the schema's
+def texts_of(words: np.ndarray, codes: np.ndarray, keep: np.ndarray) -> pd.arrays.ArrowStringArray:
+    """A ``text`` column: ``words[codes]`` where ``keep``, missing elsewhere, in the schema's
     string dtype (:data:`advisor.schema.STR`), each word made printable once
     (:func:`advisor.text.printable`, which the profile applies to a column of Python strings:
     the same texts, without a Python string per row)."""

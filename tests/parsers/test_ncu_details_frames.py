@@ -69,7 +69,7 @@ def test_text_column_is_the_schema_string_of_the_kept_words() -> None:
     words = np.array(["PolicySpread", "n/a", "bad \udcff", ""], dtype=object)
     codes = np.array([0, 1, 2, 3, 0], dtype=np.int8)
     keep = np.array([True, False, True, False, True])
-    texts = pd.Series(values._texts(words, codes, keep))
+    texts = pd.Series(values.texts_of(words, codes, keep))
     assert texts.dtype == schema._DTYPES[schema.STR]
     assert texts.isna().tolist() == [False, True, False, True, False]
     assert texts[[0, 2, 4]].tolist() == ["PolicySpread", "bad \\udcff", "PolicySpread"]
