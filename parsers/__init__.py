@@ -67,9 +67,9 @@ def detect(path: str | Path) -> str:
         if fmt.sniff(head):
             return fmt.name
     src = Source.from_bytes(str(path), read_bytes(path) if len(head) == SNIFF_BYTES else head)
-    for tfmt in registry.text_formats():
-        if tfmt.sniff(src.head(SNIFF_LINES)):
-            return tfmt.name
+    tfmt = registry.sniff_text(src.head(SNIFF_LINES))
+    if tfmt is not None:
+        return tfmt.name
     raise _unrecognised(src, head)
 
 
@@ -139,10 +139,9 @@ def _read(path: str, metrics: Selection) -> tuple[Profile, Source | None]:
     if src is None:
         src = Source.from_bytes(path, read_bytes(path) if len(start) == SNIFF_BYTES else start)
         _check_width(src)
-    head = src.head(SNIFF_LINES)
-    for tfmt in registry.text_formats():
-        if tfmt.sniff(head):
-            return tfmt.read(src, metrics), src
+    tfmt = registry.sniff_text(src.head(SNIFF_LINES))
+    if tfmt is not None:
+        return tfmt.read(src, metrics), src
     raise _unrecognised(src, start)
 
 

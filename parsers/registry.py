@@ -66,14 +66,17 @@ BINARY_MODULES: dict[str, Callable[[bytes], bool]] = {
     "parsers.sqlite.nsys": lambda head: head.startswith(SQLITE_MAGIC),
     "parsers.sqlite.nvprof": lambda head: head.startswith(SQLITE_MAGIC),
 }
-TEXT_MODULES: tuple[str, ...] = (
-    "parsers.derived.tables",
-    "parsers.ncu.csv",
-    "parsers.nsys.csv",
-    "parsers.nvprof.csv",
-    "parsers.nvprof.text",
-    "parsers.ncu.text",
-)
+#: (text modules: each with the smallest priority of the formats its import registers, so that
+#: :func:`sniff_text` loads them in that order and stops at the first format that claims a file
+#: once no module left to load could register one tried before it)
+TEXT_MODULES: dict[str, int] = {
+    "parsers.ncu.csv": 20,
+    "parsers.nsys.csv": 30,
+    "parsers.derived.tables": 30,
+    "parsers.nvprof.csv": 40,
+    "parsers.nvprof.text": 40,
+    "parsers.ncu.text": 50,
+}
 
 
 def register(fmt: TextFormat | BinaryFormat) -> None:
@@ -93,6 +96,27 @@ def text_formats() -> list[TextFormat]:
     """The text formats, in the order their sniffers are tried."""
     _load(TEXT_MODULES)
     return sorted(TEXT_FORMATS.values(), key=lambda f: (f.priority, f.name))
+
+
+def sniff_text(head: Sequence[str]) -> TextFormat | None:
+    """The first text format, in the order of :func:`text_formats`, whose sniffer claims a file
+    whose first lines are ``head``, or None; the text modules load in the order of their
+    priorities (:data:`TEXT_MODULES`) only until that format is known (an Nsight Compute CSV
+    loads no trace reader)."""
+    order = sorted(TEXT_MODULES.items(), key=lambda item: item[1])
+    tried: set[str] = set()
+    for k, (module, _) in enumerate(order):
+        importlib.import_module(module)
+        bound = order[k + 1][1] if k + 1 < len(order) else None  # the next module's formats
+        for fmt in sorted(TEXT_FORMATS.values(), key=lambda f: (f.priority, f.name)):
+            if bound is not None and fmt.priority >= bound:
+                break  # a format the next modules register might come first
+            if fmt.name in tried:
+                continue
+            tried.add(fmt.name)
+            if fmt.sniff(head):
+                return fmt
+    return None
 
 
 def binary_formats(head: bytes | None = None) -> list[BinaryFormat]:

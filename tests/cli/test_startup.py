@@ -183,10 +183,14 @@ def test_a_report_of_one_kind_loads_no_reader_of_the_other(
 
     report = real_profiles / "reports" / "CUDA_Learning" / "shared_report.ncu-rep"
     out = tmp_path / "out.json"
-    code, loaded = _loaded(["report", str(report), "--json", str(out), "-q"], registry.TEXT_MODULES)
+    code, loaded = _loaded(
+        ["report", str(report), "--json", str(out), "-q"], tuple(registry.TEXT_MODULES)
+    )
     assert code == 0 and out.stat().st_size > 0
     assert loaded == []
-    code, loaded = _loaded(["report", SAMPLE, "--json", str(out), "-q"], registry.TEXT_MODULES)
+    code, loaded = _loaded(
+        ["report", SAMPLE, "--json", str(out), "-q"], tuple(registry.TEXT_MODULES)
+    )
     assert code == 0 and "parsers.nvprof.csv" in loaded  # the check can fail
 
 

@@ -58,3 +58,59 @@ def test_a_text_file_loads_no_binary_reader() -> None:
         cwd=ROOT, capture_output=True, text=True, check=True,
     )  # fmt: skip
     assert json.loads(done.stdout.splitlines()[-1]) == ["parsers.ncu.csv"]  # text modules do load
+
+
+def test_each_text_module_registers_no_format_before_its_priority() -> None:
+    """Loaded in the order of their declared priorities, each text module registers only
+    formats of that priority or later, so sniff_text may decide before loading the rest."""
+    script = (
+        "import importlib, json\n"
+        "from parsers import registry\n"
+        "out = []\n"
+        "for module, first in sorted(registry.TEXT_MODULES.items(), key=lambda i: i[1]):\n"
+        "    known = set(registry.TEXT_FORMATS)\n"
+        "    importlib.import_module(module)\n"
+        "    new = [f for n, f in registry.TEXT_FORMATS.items() if n not in known]\n"
+        "    out.append([module, first, [f.priority for f in new]])\n"
+        "print(json.dumps(out))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    loaded = json.loads(done.stdout.splitlines()[-1])
+    assert sum(len(priorities) for _, _, priorities in loaded) >= 8  # every text format
+    for module, first, priorities in loaded:
+        assert all(p >= first for p in priorities), (module, first, priorities)
+        assert not priorities or min(priorities) == first, (module, first, priorities)
+
+
+def test_the_text_format_sniffed_is_the_first_that_claims_the_file(
+    real_profiles: Path, tuning_families: Path, tmp_path: Path
+) -> None:
+    from parsers import SNIFF_LINES
+    from parsers.source import Source
+
+    every = registry.text_formats()
+    claimed = 0
+    for head in _heads(real_profiles, tuning_families, tmp_path):
+        if any(fmt.sniff(head) for fmt in registry.binary_formats()):
+            continue
+        lines = Source.from_bytes("x", head).head(SNIFF_LINES)
+        first = next((fmt for fmt in every if fmt.sniff(lines)), None)
+        assert registry.sniff_text(lines) is first
+        claimed += first is not None
+    assert claimed > 50
+
+
+def test_an_ncu_csv_loads_no_other_text_reader() -> None:
+    script = (
+        "import json, sys, parsers\n"
+        "parsers.read(sys.argv[1])\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m in sys.argv[2:])))\n"
+    )
+    sample = ROOT / "sample_profiles" / "synthetic_ncu_raw.csv"
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(sample), *registry.TEXT_MODULES],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert json.loads(done.stdout.splitlines()[-1]) == ["parsers.ncu.csv"]
