@@ -40,13 +40,29 @@ def _launch_mean(pairs: Sequence[tuple[Unit, float]]) -> float:
     """:func:`weighted_mean` over the launches of (collapsed) units, on arrays: a cumulative sum
     adds in the order Python's ``sum`` does, so the result is bit-identical."""
     units = tuple(u for u, _ in pairs)
+    values = tuple(value for _, value in pairs)
+    key = (tuple(map(id, units)), values)
+    hit = _MEANS.get(key)
+    if hit is not None:  # the same input over the same units (several criteria read it)
+        return hit[1]
     unit_of, w, total = _launch_order(units)
-    v = np.array([value for _, value in pairs], dtype=float)[unit_of]
+    v = np.array(values, dtype=float)[unit_of]
     if len(v) == 1:
-        return float(v[0])
-    if total is None:  # a weight unknown (NaN) or not > 0: equal weights
-        return float(np.cumsum(v)[-1] / len(v))
-    return float(np.cumsum(w * v)[-1] / total)
+        mean = float(v[0])
+    elif total is None:  # a weight unknown (NaN) or not > 0: equal weights
+        mean = float(np.cumsum(v)[-1] / len(v))
+    else:
+        mean = float(np.cumsum(w * v)[-1] / total)
+    if len(_MEANS) >= _MEANS_KEPT:
+        del _MEANS[next(iter(_MEANS))]  # the oldest
+    _MEANS[key] = (units, mean)
+    return mean
+
+
+#: the means :func:`_launch_mean` computed last: (the units' ids, the values) -> (the units,
+#: kept so that their ids stay theirs while the entry lives; the mean)
+_MEANS: dict[tuple[tuple[int, ...], tuple[float, ...]], tuple[tuple[Unit, ...], float]] = {}
+_MEANS_KEPT = 64
 
 
 #: the launch order of the unit tuples :func:`_launch_mean` saw last (a kernel's criteria average
