@@ -40,17 +40,6 @@ PIECE_BYTES = 16 << 20
 ESTIMATE_BYTES = 1 << 16
 
 
-def line_offset(raw: bytes, index: int) -> int | None:
-    """The byte offset of the 0-based line ``index`` of ``raw`` (lines end at ``\\n``), or None
-    when the file has fewer lines."""
-    end = -1
-    for _ in range(index):
-        end = raw.find(b"\n", end + 1)
-        if end < 0:
-            return None
-    return end + 1
-
-
 def last_line(raw: bytes) -> tuple[int, int]:
     """(byte offset, 0-based index) of the last non-blank line of ``raw`` (trailing newlines
     ignored)."""
@@ -136,6 +125,18 @@ def _read_stream(
             )
     except OSError:
         return None
+
+
+def _read_into(handle: io.FileIO, at: int, view: memoryview) -> bool:
+    """Fill ``view`` with the file's bytes from offset ``at``; False when the file ends first."""
+    handle.seek(at)
+    got = 0
+    while got < len(view):
+        count = handle.readinto(view[got:])
+        if not count:
+            return False
+        got += count
+    return True
 
 
 def _read_at(handle: io.FileIO, first: int, last: int) -> bytes:
@@ -303,13 +304,8 @@ class _FilePieces:
         if len(self._buffer) < want:
             self._buffer = bytearray(want)
         view = memoryview(self._buffer)[:want]
-        handle.seek(first)
-        got = 0
-        while got < want:
-            count = handle.readinto(view[got:])
-            if not count:
-                return None
-            got += count
+        if not _read_into(handle, first, view):
+            return None
         if want > last - first and view[-1] != ord("\n"):
             return None
         return view[: last - first]
@@ -337,15 +333,10 @@ class _StreamPieces:
         at, buffer = self._start, self._buffer
         while at < self._end:
             want = min(PIECE_BYTES, self._end - at)
-            self._handle.seek(at)
             view = memoryview(buffer)
-            got = 0
-            while got < want:
-                count = self._handle.readinto(view[got:want])
-                if not count:
-                    yield None, None
-                    return
-                got += count
+            if not _read_into(self._handle, at, view[:want]):
+                yield None, None
+                return
             size = want
             if at + want < self._end:  # cut after the piece's last line end
                 size = buffer.rfind(b"\n", 0, want)

@@ -174,17 +174,12 @@ class Source:
         """The byte offset of the 0-based line ``index`` of the file's bytes (lines end at
         ``\\n``; None when the file has fewer lines, or is not UTF-8): from the start alone
         when it holds that line's beginning."""
-        if index == 0:
-            return 0 if self.size is not None else None
         if self._start is not None:
-            end = _line_end(self._start, index - 1)
-            if end is not None:
-                return end + 1
+            offset = line_offset(self._start, index)
+            if offset is not None:
+                return offset
         raw = self.raw
-        if raw is None:
-            return None
-        end = _line_end(raw, index - 1)
-        return None if end is None else end + 1
+        return None if raw is None else line_offset(raw, index)
 
     def malformed(self, index: int, message: str) -> MalformedInput:
         """A MalformedInput for the 0-based line ``index``."""
@@ -209,6 +204,15 @@ def _line_end(raw: bytes, index: int) -> int | None:
         if end < 0:
             return None
     return end
+
+
+def line_offset(raw: bytes, index: int) -> int | None:
+    """The byte offset of the 0-based line ``index`` of ``raw`` (lines end at ``\\n``), or None
+    when ``raw`` has fewer lines."""
+    if index == 0:
+        return 0
+    end = _line_end(raw, index - 1)
+    return None if end is None else end + 1
 
 
 def _split(text: str) -> list[str]:

@@ -41,10 +41,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from parsers.arrow_csv import line_offset
 from parsers.names import split_correlation, split_device, transfer_kind
 from parsers.nvprof.text_rows import Column, header_columns, units_row
-from parsers.source import Source, is_preamble
+from parsers.source import Source, is_preamble, line_offset
 from parsers.units import BINARY, TIME_NS, is_missing
 
 #: below this many bytes the line reader is as fast and the fast path is not tried
