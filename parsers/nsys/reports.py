@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from parsers.frames import device_columns, gpu_activity_frames
+from parsers.frames import device_columns, distinct_rows, gpu_activity_frames
 from parsers.names import transfer_kind
 from parsers.nsys.columns import Columns, Table, header_key
 from parsers.source import Source
@@ -324,7 +324,7 @@ _BUILDERS: dict[str, Callable[[Columns, Frames], bool]] = {
 
 
 def _devices(rows: pd.DataFrame) -> pd.DataFrame:
-    pairs = rows[["device_id", "device"]].dropna(how="all").drop_duplicates()
+    pairs = distinct_rows(rows, ["device_id", "device"]).dropna(how="all")
     pairs = pairs.sort_values(["device_id", "device"], kind="stable")
     return pd.DataFrame({"device_id": pairs["device_id"], "name": pairs["device"]})
 

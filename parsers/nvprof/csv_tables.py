@@ -19,7 +19,7 @@ import pandas as pd
 
 from advisor import schema
 from parsers import arrow_csv
-from parsers.frames import device_columns, gpu_activity_frames, whole_ints
+from parsers.frames import device_columns, distinct_rows, gpu_activity_frames, whole_ints
 from parsers.names import split_device
 from parsers.source import Source
 from parsers.units import (
@@ -353,7 +353,7 @@ def block_devices(block: Block) -> list[tuple[int, str]]:
 def devices_frame(frames: dict[str, pd.DataFrame], extra: list[tuple[int, str]]) -> pd.DataFrame:
     """One row per (device id, name) seen in launches, transfers, metrics and ``extra``."""
     parts = [  # each table's distinct pairs first: a trace repeats one device a million times
-        frames[t][["device_id", "device"]].drop_duplicates()
+        distinct_rows(frames[t], ["device_id", "device"])
         for t in ("launches", "transfers", "metrics")
     ]
     parts.append(pd.DataFrame(extra, columns=["device_id", "device"]))

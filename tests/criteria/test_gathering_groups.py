@@ -47,3 +47,27 @@ def test_stable_order_is_numpys_stable_argsort() -> None:
         values = rng.integers(-1, high, 10_000)
         assert (gathering._stable_order(values) == np.argsort(values, kind="stable")).all()
     assert len(gathering._stable_order(np.array([], dtype=np.int64))) == 0
+
+
+@pytest.mark.parametrize("all_named", [True, False])
+def test_known_config_is_any_finite_value_per_kernel(all_named: bool) -> None:
+    # per launch.* column, per kernel code: does any launch of the kernel have a finite value;
+    # a column finite everywhere takes the shortcut (the kernels that have a launch at all)
+    rng = np.random.default_rng(7)
+    n, kernels = 2000, 6
+    codes = rng.integers(0 if all_named else -1, kernels - 1, n).astype(np.int8)  # kernel 5: none
+    partly = rng.random(n)
+    partly[codes == 2] = np.nan  # kernel 2 never has it
+    partly[rng.random(n) < 0.3] = np.nan
+    config = {
+        "everywhere": rng.random(n),
+        "also everywhere": rng.random(n),
+        "partly": partly,
+        "nowhere": np.full(n, np.nan),
+    }
+    known = gathering._known_config(codes, kernels, config)
+    for key, column in config.items():
+        want = [bool(np.isfinite(column[codes == k]).any()) for k in range(kernels)]
+        assert known[key].tolist() == want, key
+    known["everywhere"][0] = not known["everywhere"][0]  # each column its own array
+    assert known["also everywhere"][0] != known["everywhere"][0]

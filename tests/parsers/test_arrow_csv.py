@@ -136,6 +136,7 @@ def test_truncated_last_line_is_dropped_with_the_note(
         "\n",  # a blank line: the rows after it belong to no table
         NV_ROWS.replace("1.5,0.002,", ",0.002,") + "\n",  # no Start, then a blank line
         "1.9\r\n",  # a carriage return
+        NV_ROWS.replace("1.6,1.25,", "1.6,inf,"),  # not finite: the scanner judges it
     ],
 )
 def test_unusual_files_fall_back_to_the_scanner(
@@ -153,6 +154,10 @@ def test_unusual_files_fall_back_to_the_scanner(
         (
             NV_PRE + NV_HEADER + NV_ROWS + NV_ROWS.replace(",256,", ",2.5,"),
             ":9: column 'Grid X': expected a whole number, got '2.5'",
+        ),
+        (  # a NaN that is no placeholder: pyarrow reads it, the scanner names it
+            NV_PRE + NV_HEADER + NV_ROWS + NV_ROWS.replace("1.6,1.25,", "1.6,-nan,"),
+            ":9: column 'Duration': expected a number, got '-nan'",
         ),
         (
             NV_PRE + NV_HEADER + NV_ROWS.replace(',"1","21",', ',"1","21","x",') + NV_ROWS,

@@ -383,10 +383,17 @@ def _known_config(
     """Per ``launch.*`` value, per kernel code (``codes``: the factorised names, ``n`` of them):
     whether any launch of the kernel has it."""
     named = codes >= 0
+    every: np.ndarray | None = None  # the kernels with a launch, found once
     out = {}
     for key, column in config.items():
+        finite = np.isfinite(column)
+        if bool(finite.all()):  # every launch has it (a trace's configuration columns)
+            if every is None:
+                every = np.bincount(codes[named] if not named.all() else codes, minlength=n) > 0
+            out[key] = every.copy()
+            continue
         known = np.zeros(n, dtype=bool)
-        known[codes[named & np.isfinite(column)]] = True
+        known[codes[named & finite]] = True
         out[key] = known
     return out
 
