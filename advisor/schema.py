@@ -11,6 +11,8 @@ Missing values are ``pd.NA``/``NaN``, never a sentinel such as 0 or -1.  Names r
 after row (``launches.name``/``device``, ``api_calls.name``, the names and units of ``metrics``)
 are categoricals (:data:`CAT`) whose categories are the distinct strings, sorted and all used,
 whichever reader produced them: a million-launch trace stores its few dozen kernel names once.
+The integer columns of :data:`NARROW` (sizes CUDA bounds, small ids) are ``Int32`` where every
+value fits 32 bits, else ``Int64``: the values are the same either way.
 """
 
 from __future__ import annotations
@@ -177,6 +179,27 @@ TABLES: dict[str, dict[str, str]] = {
     },
 }
 
+#: ``Int64`` columns (:data:`INT`) held as ``Int32`` (:data:`INT32`: 5 bytes a row instead of 9)
+#: where every value of the column fits 32 bits, else as ``Int64``, so a value out of that range
+#: is read as it is (and judged by :mod:`advisor.values`, not refused here).  CUDA bounds the
+#: launch configuration (grid x < 2**31, grid y and z <= 65535, block dimensions <= 1024,
+#: registers <= 255); device, context and stream ids, process and thread ids and API result
+#: codes are small in every profiler's output.  Every consumer takes these columns as floats or
+#: int64 arrays (``to_numpy(dtype=...)``) before multiplying them: an ``Int32`` product would
+#: wrap.  A million-launch trace: 10 columns x 3.8 MiB less (see benchmarks/README.md, "nsys
+#: SQLite").
+_NARROW_LAUNCHES = (
+    "device_id", "context", "stream", "grid_x", "grid_y", "grid_z", "block_x", "block_y",
+    "block_z", "registers_per_thread",
+)  # fmt: skip
+NARROW: dict[str, frozenset[str]] = {
+    "launches": frozenset(_NARROW_LAUNCHES),
+    "api_calls": frozenset({"process_id", "thread_id", "result"}),
+}
+#: the dtype of a :data:`NARROW` column whose values fit 32 bits
+INT32 = "Int32"
+_INT32_RANGE = (-(2**31), 2**31 - 1)
+
 #: the base units metric values are converted to
 BASE_UNITS = (
     "ns",  # time
@@ -191,7 +214,31 @@ BASE_UNITS = (
 
 def empty(table: str) -> pd.DataFrame:
     """An empty frame of ``table`` with the schema's columns and dtypes."""
-    return pd.DataFrame({c: _missing(0, t) for c, t in TABLES[table].items()})
+    return pd.DataFrame({c: _missing(0, _dtype_of(table, c)) for c in TABLES[table]})
+
+
+def _dtype_of(table: str, col: str) -> str:
+    """The schema dtype of ``col``, :data:`INT32` for a :data:`NARROW` column (what its
+    all-missing column is made of)."""
+    return INT32 if col in NARROW.get(table, ()) else TABLES[table][col]
+
+
+def narrow_ints(values: Any) -> Any:
+    """An ``Int64`` array (or Series) as ``Int32`` when every present value fits 32 bits
+    (:data:`NARROW`), else as it is; an ``Int32`` one as it is.  The values do not change."""
+    array = values.array if isinstance(values, pd.Series) else values
+    if not isinstance(array, pd.arrays.IntegerArray) or array.dtype != _DTYPES[INT]:
+        return values
+    mask = array.isna()
+    data = array.to_numpy(dtype=np.int64, na_value=0)  # no copy without a missing value
+    if len(data):
+        lo, hi = _INT32_RANGE
+        if int(data.min()) < lo or int(data.max()) > hi:  # a missing value reads 0 here
+            return values
+    narrow = pd.arrays.IntegerArray(data.astype(np.int32), mask)
+    if isinstance(values, pd.Series):
+        return pd.Series(narrow, index=values.index, name=values.name, copy=False)
+    return narrow
 
 
 def validate(table: str, frame: pd.DataFrame | None) -> pd.DataFrame:
@@ -211,24 +258,29 @@ def validate(table: str, frame: pd.DataFrame | None) -> pd.DataFrame:
         raise SchemaError(f"table {table!r}: unknown columns {unknown}")
     out: dict[str, pd.Series] = {}
     n = len(frame)
+    narrow = NARROW.get(table, frozenset())
     for col, dtype in cols.items():
         if col in frame.columns:
             out[col] = _coerce(table, col, frame[col].reset_index(drop=True), dtype)
+            if col in narrow:
+                out[col] = narrow_ints(out[col])
         else:
-            out[col] = _missing(n, dtype)
+            out[col] = _missing(n, INT32 if col in narrow else dtype)
     return pd.DataFrame(out, copy=False)
 
 
 #: the pandas dtype each schema dtype coerces to
 _DTYPES = {FLOAT: np.dtype("float64"), INT: pd.Int64Dtype(), STR: pd.StringDtype()}
+_NARROW_DTYPE = pd.Int32Dtype()
 
 
 def _missing(n: int, dtype: str) -> pd.Series:
     """A column of ``n`` missing values of ``dtype``."""
     if dtype == FLOAT:
         return pd.Series(np.full(n, np.nan))
-    if dtype == INT:
-        return pd.Series(pd.arrays.IntegerArray(np.zeros(n, np.int64), np.ones(n, bool)))
+    if dtype in (INT, INT32):
+        width = np.int32 if dtype == INT32 else np.int64
+        return pd.Series(pd.arrays.IntegerArray(np.zeros(n, width), np.ones(n, bool)))
     if dtype == CAT:
         nothing = pd.Index([], dtype=object)
         return pd.Series(pd.Categorical.from_codes(np.full(n, -1, np.int8), categories=nothing))
@@ -266,6 +318,8 @@ def _null_chunk() -> Any:
 def _coerce(table: str, col: str, series: pd.Series, dtype: str) -> pd.Series:
     try:
         if series.dtype == _DTYPES.get(dtype):  # already valid (a profile validated again)
+            return series
+        if dtype == INT and series.dtype == _NARROW_DTYPE:  # a NARROW column already narrowed
             return series
         if dtype == CAT:
             return _categorical(series)  # repeated text: names stored once

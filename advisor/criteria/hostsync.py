@@ -42,6 +42,7 @@ from advisor.criteria.engine.analysis import (
 from advisor.criteria.engine.common import clamp01, inverse
 from advisor.criteria.engine.spec import APPLICATION, CriterionSpec, Needs
 from advisor.profile import Profile
+from parsers import heap
 
 if TYPE_CHECKING:
     from advisor.models.host import StreamPace
@@ -80,9 +81,12 @@ def hostsync_value(intervals: Sequence[tuple[float, float]]) -> tuple[float, flo
     return clamp01(busy / span), busy, span
 
 
-def interval_union(starts: np.ndarray, ends: np.ndarray) -> tuple[float, float, float] | None:
+def interval_union(
+    starts: np.ndarray, ends: np.ndarray, in_place: bool = False
+) -> tuple[float, float, float] | None:
     """:func:`hostsync_value` on arrays (the same numbers: the union is summed block by block in
-    start order, as :func:`busy_ns` does)."""
+    start order, as :func:`busy_ns` does).  ``in_place``: ``ends`` is the caller's scratch array,
+    which may be overwritten."""
     if not len(starts):
         return None
     span = float(ends.max() - starts.min())
@@ -90,12 +94,14 @@ def interval_union(starts: np.ndarray, ends: np.ndarray) -> tuple[float, float, 
         return None
     if bool((ends < starts).any()):  # negative durations: the plain loop's semantics
         return hostsync_value(list(zip(starts.tolist(), ends.tolist(), strict=True)))
-    if bool((np.diff(starts) >= 0).all()):  # a trace in time order (ties: any order merges
-        s, e = starts, ends  # the same blocks, each from its start to its largest end)
+    if bool((starts[1:] >= starts[:-1]).all()):  # a trace in time order (ties: any order
+        s, e = starts, ends  # merges the same blocks, each from its start to its largest end)
     else:
         order = np.lexsort((ends, starts))
         s, e = starts[order], ends[order]
-    run_end = np.maximum.accumulate(e)  # durations >= 0: the end of the block each one is in
+    # durations >= 0: the end of the block each one is in (in place where ``e`` is a scratch
+    # array: a million launches' copy less)
+    run_end = np.maximum.accumulate(e, out=e if in_place or e is not ends else None)
     first = np.concatenate([[True], s[1:] > run_end[:-1]])
     heads = np.flatnonzero(first)
     tails = np.concatenate([heads[1:] - 1, [len(s) - 1]])
@@ -112,7 +118,7 @@ def evaluate_hostsync(profile: Profile) -> CriterionResult:
     for rows in _by_device(devices):
         starts = starts_all if rows is None else starts_all[rows]
         durations = durations_all if rows is None else durations_all[rows]
-        result = interval_union(starts, starts + durations)
+        result = interval_union(starts, starts + durations, in_place=True)
         if result is None:
             continue
         _, busy, span = result
@@ -146,6 +152,7 @@ def evaluate_hostsync(profile: Profile) -> CriterionResult:
     # the timed launches' arrays (views of the launches' columns when every launch is timed)
     # are let go before the busiest stream's pace, the analysis' largest step
     del starts_all, durations_all, devices, starts, durations
+    heap.give_back()  # and their pages given back, so the pace does not start above them
     pace = _pace(profile)
     if pace is not None:
         inputs.update(

@@ -38,6 +38,8 @@ from parsers.source import SQLITE_MAGIC
 from parsers.units import fits_int
 
 FORMAT = "sqlite"
+#: a column's place in :class:`_IntReader` once the column is taken from it
+_NO_VALUES = np.zeros(0, dtype=np.int64)
 #: how many table names an "unrecognised database" message lists
 _LISTED_TABLES = 8
 #: rows fetched at a time by Database.int_frame (a few MB of Python objects at once)
@@ -109,9 +111,13 @@ class Database:
         columns: Sequence[str],
         required: Sequence[str] = (),
         keep: Sequence[str] = (),
+        narrow: Sequence[str] = (),
     ) -> pd.DataFrame:
         """:meth:`frame` with every column but ``keep`` as exact nullable integers (``Int64``,
-        :func:`int_column` of each cell), read without a Python object per cell.
+        :func:`int_column` of each cell), read without a Python object per cell; a ``narrow``
+        column as ``Int32`` where its values fit (:func:`advisor.schema.narrow_ints`, what the
+        schema keeps of it: each column narrowed as it is taken from the reader, so the frame
+        never holds its int64 array beside the narrow one).
 
         The CUPTI activity columns are INTEGER (int64 in SQLite, exact beyond float64's 2**53):
         rows are fetched :data:`_CHUNK_ROWS` at a time into an int64 array.  A chunk holding
@@ -131,7 +137,13 @@ class Database:
             cursor = self._conn.execute(f"SELECT {select} FROM {_q(table)} ORDER BY rowid")
             while records := cursor.fetchmany(_CHUNK_ROWS):
                 reader.add(records)
-        stored = {c: reader.column(i, c in keep) for i, c in enumerate(present)}
+        stored = {}
+        for i, c in enumerate(present):
+            column = reader.column(i, c in keep)
+            if c in narrow:
+                column = schema.narrow_ints(column)
+            reader.values[i] = _NO_VALUES  # the int64 array lives on only in an Int64 column
+            stored[c] = column
         rows = reader.rows
         del reader  # from here each column holds only its own array
         return pd.DataFrame(

@@ -117,10 +117,16 @@ def read_nsys_sqlite(db: Database, selected: Selection) -> Profile:
     )  # fmt: skip
 
 
-def _frame(db: Database, table: str, columns: Mapping[str, str]) -> pd.DataFrame:
-    """``columns`` of ``table`` renamed; exact integer times turned into start and duration."""
+def _frame(
+    db: Database, table: str, columns: Mapping[str, str], schema_table: str = ""
+) -> pd.DataFrame:
+    """``columns`` of ``table`` renamed; exact integer times turned into start and duration.
+    The columns the schema keeps narrow in ``schema_table`` (:data:`advisor.schema.NARROW`) are
+    narrowed as they are read."""
     keep = [raw for raw, name in columns.items() if name == "name"]  # a string id, or text
-    out = db.int_frame(table, list(columns), required=("start", "end"), keep=keep)
+    narrow_names = schema.NARROW.get(schema_table, frozenset())
+    narrow = [raw for raw, name in columns.items() if name in narrow_names]
+    out = db.int_frame(table, list(columns), required=("start", "end"), keep=keep, narrow=narrow)
     out = out.rename(columns=dict(columns))
     start = out["start_ns"]
     end = out.pop("end_ns")
@@ -136,7 +142,7 @@ def _launches(
     name_col = next((c for c in _NAME_COLUMNS if c in have), None)
     if name_col is None:
         raise db.malformed(f"table {KERNEL} has no kernel name column ({', '.join(_NAME_COLUMNS)})")
-    out = _frame(db, KERNEL, {**_KERNEL_COLS, name_col: "name"})
+    out = _frame(db, KERNEL, {**_KERNEL_COLS, name_col: "name"}, "launches")
     dtypes = schema.TABLES["launches"]  # a trace repeats a few dozen names: categoricals
     out["name"] = text_column(
         out["name"], lambda v: _string(db, strings, v, "kernel name"), dtypes["name"]
@@ -237,13 +243,14 @@ def _api_calls(db: Database, strings: Mapping[int, str]) -> pd.DataFrame:
         "start": "start_ns", "end": "end_ns", "nameId": "name", "correlationId": "correlation_id",
         "returnValue": "result", "globalTid": "gtid",
     }  # fmt: skip
-    out = _frame(db, RUNTIME, cols)
+    out = _frame(db, RUNTIME, cols, "api_calls")
     out["name"] = text_column(
         out["name"], lambda v: _api_name(db, strings, v), schema.TABLES["api_calls"]["name"]
     )
     gtid = int_column(out.pop("gtid"))
-    out["process_id"] = gtid // _GID % _GID
-    out["thread_id"] = gtid % _GID
+    out["process_id"] = schema.narrow_ints(gtid // _GID % _GID)
+    out["thread_id"] = schema.narrow_ints(gtid % _GID)
+    del gtid
     out = in_time_order(out)
     return out[[c for c in schema.TABLES["api_calls"] if c in out.columns]]
 

@@ -28,3 +28,19 @@ def test_interval_union_by_hand() -> None:
     assert got == (8 / 12, 8.0, 12.0)
     unsorted = interval_union(np.array([10.0, 2.0, 0.0]), np.array([12.0, 6.0, 4.0]))
     assert unsorted == got
+
+
+@pytest.mark.parametrize("in_order", [True, False])
+def test_interval_union_in_place_gives_the_same_numbers(in_order: bool) -> None:
+    """``in_place``: the ends array is the caller's scratch; the starts are never written."""
+    rng = np.random.default_rng(10 + int(in_order))
+    for _ in range(200):
+        n = int(rng.integers(1, 40))
+        starts = rng.integers(0, 200, n).astype(float)
+        if in_order:
+            starts = np.cumsum(rng.integers(0, 3, n).astype(float))
+        ends = starts + rng.integers(0, 30, n) * rng.random(n)
+        want = interval_union(starts, ends.copy())
+        kept = starts.copy()
+        assert interval_union(starts, ends.copy(), in_place=True) == want
+        assert np.array_equal(starts, kept)

@@ -44,7 +44,7 @@ def gather(profile: Profile) -> list[KernelData]:
     summary_values = _summary_values(summary)
     launches = profile.launches
     names_column = launches["name"]  # the schema's categorical: its codes are the kernels
-    codes = names_column.cat.codes.to_numpy().astype(np.int64)
+    codes = names_column.cat.codes.to_numpy()  # the categorical's own (int8 for < 128 names)
     uniq = names_column.cat.categories
     by_name = _positions(codes, uniq)
     config = _config_columns(launches, profile.transfers)
@@ -332,9 +332,12 @@ def _groups(codes: np.ndarray, config: dict[str, np.ndarray], own: np.ndarray) -
         key += part
         del part
         size *= width
-    key = np.asarray(schema.factorize(key)[0], dtype=np.int64)
-    key[own] = -1
-    return key
+    numbers = schema.factorize(key)[0]
+    del key
+    group = numbers.astype(np.int32 if len(numbers) < 2**31 else np.int64)  # half the memory
+    del numbers
+    group[own] = -1
+    return group
 
 
 def _config_columns(launches: pd.DataFrame, transfers: pd.DataFrame) -> dict[str, np.ndarray]:
@@ -369,10 +372,15 @@ def _config_columns(launches: pd.DataFrame, transfers: pd.DataFrame) -> dict[str
         "launch.grid_blocks": product(("grid_x", "grid_y", "grid_z")),
         "launch.registers_per_thread": column("registers_per_thread"),
         "launch.shared_bytes_per_block": static,
-        "launch.duration_ns": column("duration_ns"),
     }
     for values in out.values():  # infinite: unknown
         values[np.isinf(values)] = np.nan
+    # the durations read in place (read-only) unless one is infinite (a copy is 8 bytes a
+    # launch held through the analysis)
+    duration = launches["duration_ns"].to_numpy(dtype=float, na_value=np.nan)
+    if bool(np.isinf(duration).any()):
+        duration = np.where(np.isinf(duration), np.nan, duration)
+    out["launch.duration_ns"] = duration
     out.update(migrations.per_launch(launches, transfers))  # finite or NaN already
     return {k: out[k] for k in CONFIG}
 
@@ -409,6 +417,8 @@ def _stable_order(values: np.ndarray) -> np.ndarray:
 def _positions(codes: np.ndarray, uniq: pd.Index) -> dict[str, np.ndarray]:
     """Kernel name -> positions of its rows (in row order), from the kernel codes."""
     order = _stable_order(codes)
+    if len(order) < 2**31:  # positions kept as 32-bit integers: half the memory of a trace's
+        order = order.astype(np.int32)  # million launches held through the analysis
     bounds = np.searchsorted(codes[order], np.arange(len(uniq) + 1))
     return {str(u): order[bounds[k] : bounds[k + 1]] for k, u in enumerate(uniq)}
 
