@@ -1,6 +1,6 @@
 """``python -m advisor`` runs the command-line interface."""
 
-from advisor.cli import main
+from advisor.cli import run
 
 if __name__ == "__main__":
-    main()
+    run()
