@@ -9,6 +9,7 @@ edited copies of it, on a generated page and on the real details pages, read in 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -219,3 +220,70 @@ def test_quote_check_is_the_same_whatever_the_chunk(chunk: int) -> None:
         assert (got is None) == (expected is None), label
         if expected is not None:
             assert got is not None and got.tolist() == expected.tolist(), label
+
+
+def _plain_rows_by_line(raw: bytes, start: int) -> list[int] | None:
+    """The plain-quoting rules of ``_plain_rows`` applied one line and one quote at a time in
+    Python (the reference the bit-set check must agree with)."""
+    if start >= len(raw) or b"\x00" in raw:
+        return None
+    ends: list[int] = []
+    at = start
+    while at < len(raw):
+        end = raw.find(b"\n", at)
+        ends.append(len(raw) if end < 0 else end)
+        at = ends[-1] + 1
+    inside = False  # the quote parity runs over the whole body, not per line
+    for found in re.finditer(rb'["\n]', raw[start:]):
+        k = start + found.start()
+        if raw[k] == ord('"'):
+            if not inside and raw[k - 1] not in b",\n":
+                return None  # opens a field elsewhere than at its start
+            if inside and k + 1 < len(raw) and raw[k + 1] not in b",\n":
+                return None  # closes one elsewhere than at its end
+            inside = not inside
+        elif inside:
+            return None  # a quoted line break
+    if inside:
+        return None
+    begin = start
+    for end in ends:
+        line = raw[begin:end]
+        if not line.startswith(b'"') or not line.endswith((b'"', b",")):
+            return None
+        if line.startswith((b'"ID",', b'"Process ID",')):
+            return None
+        begin = end + 1
+    return ends
+
+
+def test_quote_check_agrees_with_a_byte_by_byte_reading() -> None:
+    """Random damage (a quote, comma, line break or letter put in, taken out or swapped) at
+    random places of the sample, each judged by the bit-set check with a random chunk size
+    (words of 64 bytes split anywhere) as the byte-by-byte rules judge it."""
+    rng = np.random.default_rng(7)
+    raw = SAMPLE.read_bytes()
+    start = _rows_at(raw)
+    alphabet = [b'"', b",", b"\n", b"x", b'""', b'","']
+    verdicts = {True: 0, False: 0}
+    for trial in range(400):
+        edited = bytearray(raw)
+        for _ in range(int(rng.integers(1, 4))):
+            k = int(rng.integers(start, len(edited)))
+            kind = int(rng.integers(0, 3))
+            piece = alphabet[int(rng.integers(0, len(alphabet)))]
+            if kind == 0:
+                edited[k:k] = piece
+            elif kind == 1:
+                del edited[k : k + int(rng.integers(1, 3))]
+            else:
+                edited[k : k + len(piece)] = piece
+        body = bytes(edited)
+        chunk = int(rng.choice([63, 64, 65, 127, 128, 1000, 4096, 1 << 22]))
+        expected = _plain_rows_by_line(body, start)
+        got = ncu_csv._plain_rows(body, start, chunk=chunk)
+        assert (got is None) == (expected is None), (trial, chunk)
+        if expected is not None:
+            assert got is not None and got.tolist() == expected, (trial, chunk)
+        verdicts[expected is not None] += 1
+    assert verdicts[True] > 20 and verdicts[False] > 100  # both outcomes tried often
