@@ -21,7 +21,8 @@ from __future__ import annotations
 import csv
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import repeat
 
 import numpy as np
 import pandas as pd
@@ -34,6 +35,8 @@ _SAMPLE_LINES = 200
 _FEW_ROWS = 2000
 #: bytes pyarrow parses at a time
 _BLOCK = 1 << 22
+#: rows of this many bytes or more are parsed as two halves on two threads (:class:`FirstRead`)
+_SPLIT_BYTES = 1 << 24
 
 
 @dataclass
@@ -46,47 +49,113 @@ class _Part:
     rows: int
     words: list[list[str] | None]
     indices: list[np.ndarray | None]
+    #: the first part's: per line, whether it holds it (:func:`_first_rows`)
+    held: np.ndarray | None = None
+    #: the lines pyarrow set aside (:func:`_arrow_rows`), in order, as their texts
+    aside: list[str] = field(default_factory=list)
 
 
 class FirstRead:
     """The first pyarrow pass over ``raw[start:]`` (the rows as wide as most of the first
-    :data:`_SAMPLE_LINES` lines; the columns of :data:`DETAILS_ROW_COLUMNS`), run on a worker
-    thread while the caller checks the quoting (:func:`parsers.ncu.csv._plain_rows`, numpy):
-    pyarrow's parser and numpy's loops let go of the interpreter lock, so on two free cores the
-    check costs no wall time.  Its result is used only once the check has passed
-    (:func:`arrow_details_columns`); :meth:`result` waits for it, and an error raised on the
-    thread is raised there."""
+    :data:`_SAMPLE_LINES` lines; the columns of :data:`DETAILS_ROW_COLUMNS`), run on worker
+    threads while the caller checks the quoting (:func:`parsers.ncu.csv._plain_rows`, numpy):
+    pyarrow's parser and numpy's loops let go of the interpreter lock.  Rows of
+    :data:`_SPLIT_BYTES` or more are parsed as two halves split at a line end, each on its own
+    thread (:func:`_halves`), and joined (:func:`_joined_halves`).  Its result is used only once
+    the check has passed (:func:`arrow_details_columns`); :meth:`result` waits for it, and an
+    error raised on a thread is raised there."""
 
     def __init__(self, raw: bytes, start: int, header: Sequence[str], minimum: int) -> None:
         self.width: int | None = None
-        self._read: tuple[_Part, np.ndarray] | None = None
-        self._error: BaseException | None = None
-        self._thread: threading.Thread | None = None
+        self._reads: list[tuple[_Part, np.ndarray] | None] = []
+        self._errors: list[BaseException] = []
+        self._threads: list[threading.Thread] = []
         begins, ends = _first_lines(raw, start, _SAMPLE_LINES)
         width = _common_width(raw, begins, ends)
         if width is None or not minimum <= width <= len(header):
             return
         self.width = width
-        args = (memoryview(raw)[start:], header, width, _row_columns(header))
-        self._thread = threading.Thread(target=self._run, args=args)
-        self._thread.start()
+        keep = _row_columns(header)
+        pieces = _halves(raw, start)
+        self._reads = [None] * len(pieces)
+        for k, body in enumerate(pieces):
+            thread = threading.Thread(target=self._run, args=(k, body, header, width, keep))
+            self._threads.append(thread)
+            thread.start()
 
-    def _run(self, body: memoryview, header: Sequence[str], width: int, keep: list[bool]) -> None:
+    def _run(
+        self, k: int, body: memoryview, header: Sequence[str], width: int, keep: list[bool]
+    ) -> None:
         try:
-            self._read = _arrow_rows(body, header, width, keep)
+            self._reads[k] = _arrow_rows(body, header, width, keep, release=False)
         except BaseException as exc:  # raised again on the caller's thread
-            self._error = exc
+            self._errors.append(exc)
 
     def result(self) -> tuple[_Part, np.ndarray] | None:
         """The rows read and the numbers of those set aside (:func:`_arrow_rows`), or None."""
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-        if self._error is not None:
-            error, self._error = self._error, None
+        for thread in self._threads:
+            thread.join()
+        if self._threads:
+            self._threads = []
+            _release()
+        if self._errors:
+            error, self._errors = self._errors[0], []
             raise error
-        read, self._read = self._read, None  # handed over: the caller's to let go of
-        return read
+        reads, self._reads = self._reads, []  # handed over: the caller's to let go of
+        if not reads or any(read is None for read in reads):
+            return None
+        return _joined_halves([read for read in reads if read is not None])
+
+
+def _halves(raw: bytes, start: int) -> list[memoryview]:
+    """``raw[start:]`` as one piece, or, from :data:`_SPLIT_BYTES` on, two split after the line
+    end nearest past the middle (views of the bytes, not copies)."""
+    body = memoryview(raw)[start:]
+    if len(body) < _SPLIT_BYTES:
+        return [body]
+    cut = raw.find(b"\n", start + len(body) // 2)
+    if cut < 0 or cut + 1 >= len(raw):
+        return [body]
+    return [body[: cut + 1 - start], body[cut + 1 - start :]]
+
+
+def _joined_halves(reads: list[tuple[_Part, np.ndarray]]) -> tuple[_Part, np.ndarray]:
+    """The reads of consecutive pieces of the rows (:func:`_halves`) as one read: the set-aside
+    row numbers of each piece moved past the lines of those before it (each piece's rows and
+    set-aside rows are all its lines), each column's texts joined (a text new to a later piece
+    appended, its indices mapped onto the joined texts; the set-aside lines' texts one after
+    the other).  A piece without a row adds no text."""
+    first, aside = reads[0]
+    numbers = [aside]
+    lines = first.rows + len(aside)
+    for part, more in reads[1:]:
+        numbers.append(more + lines)
+        lines += part.rows + len(more)
+        first.aside.extend(part.aside)
+        if not part.rows:
+            continue
+        if not first.rows:  # its texts are the padding's only
+            first.rows, first.words, first.indices = part.rows, part.words, part.indices
+            continue
+        for j, (texts, at) in enumerate(zip(part.words, part.indices, strict=True)):
+            known_texts, known_at = first.words[j], first.indices[j]
+            if texts is None or known_texts is None or at is None or known_at is None:
+                continue
+            number: dict[str, int] = {}
+            _numbered(number, known_texts)
+            mapped = _numbered(number, texts)
+            small = _smallest(len(number))
+            first.indices[j] = np.concatenate((known_at.astype(small), mapped[at].astype(small)))
+            first.words[j] = list(number)
+        first.rows += part.rows
+    return first, np.concatenate(numbers)
+
+
+def _release() -> None:
+    """Give pyarrow's pool back its unused blocks (the parser's: mimalloc keeps them)."""
+    import pyarrow as pa  # type: ignore[import-untyped]
+
+    pa.default_memory_pool().release_unused()
 
 
 def _row_columns(header: Sequence[str]) -> list[bool]:
@@ -181,6 +250,7 @@ def _read_parts(
     from the first on (else they are joined)."""
     parts: list[_Part] = []
     lines: np.ndarray | None = None  # the lines still to read (None: all of them)
+    texts: list[str] = []  # those lines' texts, when the pass before set them aside
     while True:
         count = len(ends) if lines is None else len(lines)
         if lines is not None and count < _FEW_ROWS:
@@ -198,12 +268,19 @@ def _read_parts(
             width = _common_width(raw, begins[at[:_SAMPLE_LINES]], ends[at[:_SAMPLE_LINES]])
             if width is None or not minimum <= width <= len(header):
                 return None
-            body = whole if lines is None and whole is not None else _joined(raw, begins, ends, at)
+            if lines is None and whole is not None:
+                body = whole
+            elif len(texts) == len(at):  # as pyarrow handed them over: not sliced again
+                body = memoryview("\n".join(texts).encode("utf-8"))
+            else:
+                body = _joined(raw, begins, ends, at)
+            texts = []
             read = _arrow_rows(body, header, width, keep)
         if read is None:
             return None
         part, aside = read
-        if part.rows + len(aside) != count:
+        texts, part.aside = part.aside, []
+        if part.rows + len(aside) != count or len(texts) != len(aside):
             return None
         if lines is not None:
             part.lines = lines[np.setdiff1d(np.arange(count), aside, assume_unique=True)]
@@ -220,18 +297,21 @@ def _joined(raw: bytes, begins: np.ndarray, ends: np.ndarray, lines: np.ndarray)
 
 
 def _arrow_rows(
-    body: memoryview, header: Sequence[str], width: int, keep: list[bool]
+    body: memoryview, header: Sequence[str], width: int, keep: list[bool], release: bool = True
 ) -> tuple[_Part, np.ndarray] | None:
     """The rows of ``body`` that have ``width`` fields, read by pyarrow (the columns ``keep``
     says, dictionary-encoded), padded to the header's width, and the numbers (0-based, sorted)
-    of the other rows; None when pyarrow refuses the bytes."""
-    import pyarrow as pa  # type: ignore[import-untyped]
+    of the other rows; None when pyarrow refuses the bytes.  ``release``: give the pool's
+    unused blocks back afterwards (:func:`_release`; not while another thread parses)."""
+    import pyarrow as pa  # (its missing stubs are reported once: _release)
     import pyarrow.csv as pacsv  # type: ignore[import-untyped]
 
     aside: list[int] = []
+    texts: list[str] = []
 
     def set_aside(row: object) -> str:
         aside.append(getattr(row, "number", None) or 0)  # 1-based; 0: not known
+        texts.append(getattr(row, "text", ""))  # the line (its newline left out)
         return "skip"
 
     names = list(header[:width])
@@ -251,8 +331,8 @@ def _arrow_rows(
         ).unify_dictionaries()
     except (pa.ArrowException, UnicodeDecodeError):
         return None
-    numbers = np.array(sorted(aside), dtype=np.int64) - 1
-    if len(numbers) and (numbers[0] < 0 or (np.diff(numbers) == 0).any()):
+    numbers = np.array(aside, dtype=np.int64) - 1  # in the order of the lines
+    if len(numbers) and (numbers[0] < 0 or (np.diff(numbers) <= 0).any()):
         return None
     rows = table.num_rows
     words: list[list[str] | None] = []
@@ -270,8 +350,9 @@ def _arrow_rows(
             words.append([""])
             indices.append(np.zeros(rows, dtype=np.int32))
     del table
-    pa.default_memory_pool().release_unused()  # the parser's blocks (mimalloc keeps them)
-    return _Part(None, rows, words, indices), numbers
+    if release:
+        _release()
+    return _Part(None, rows, words, indices, aside=texts), numbers
 
 
 def _smallest(count: int) -> type[np.signedinteger]:
@@ -325,16 +406,37 @@ def _common_width(raw: bytes, begins: np.ndarray, ends: np.ndarray) -> int | Non
     return max(counts, key=lambda w: counts[w]) if counts else None
 
 
-def _first_lines_of(parts: list[_Part], rows: int) -> np.ndarray:
-    """The lines of the first part (every line no later part names), found once for all the
-    columns (kept on the first part)."""
+def _first_rows(parts: list[_Part], rows: int) -> np.ndarray:
+    """Per line, whether the first part holds it (no later part names it): found once for all
+    the columns (kept on the first part)."""
     first = parts[0]
-    if first.lines is None:
-        kept = np.ones(rows, dtype=bool)
+    if first.held is None:
+        held = np.ones(rows, dtype=bool)
         for part in parts[1:]:
-            kept[part.lines] = False
-        first.lines = np.flatnonzero(kept)
-    return first.lines
+            held[part.lines] = False
+        first.held = held
+    return first.held
+
+
+def _numbered(known: dict[str, int], texts: list[str]) -> np.ndarray:
+    """Each of ``texts``' number in ``known``, a text not yet there given the next number (and
+    added): one dictionary look-up per text, made by ``map``."""
+    if not known:
+        known.update(zip(texts, range(len(texts)), strict=True))
+        if len(known) == len(texts):  # distinct texts (a dictionary's): numbered in order
+            return np.arange(len(texts), dtype=np.int64)
+        known.clear()
+    found = np.fromiter(map(known.get, texts, repeat(-1)), dtype=np.int64, count=len(texts))
+    new = np.flatnonzero(found < 0)
+    added = [texts[k] for k in new.tolist()]
+    if len(set(added)) == len(added):  # distinct new texts: numbered in order
+        size = len(known)
+        known.update(zip(added, range(size, size + len(added)), strict=True))
+        found[new] = np.arange(size, size + len(added))
+        return found
+    for k in new.tolist():  # a text repeated among them
+        found[k] = known.setdefault(texts[k], len(known))
+    return found
 
 
 def _categorical(parts: list[_Part], column: int, rows: int) -> pd.Categorical:
@@ -349,7 +451,7 @@ def _categorical(parts: list[_Part], column: int, rows: int) -> pd.Categorical:
         texts, at = part.words[column], part.indices[column]
         assert texts is not None and at is not None
         part.indices[column] = None  # let go of as soon as the codes are built
-        maps.append(np.array([known.setdefault(w, len(known)) for w in texts], dtype=np.int64))
+        maps.append(_numbered(known, texts))
         found.append(at)
     words = list(known)
     order = sorted(range(len(words)), key=words.__getitem__)
@@ -364,6 +466,6 @@ def _categorical(parts: list[_Part], column: int, rows: int) -> pd.Categorical:
         for part, own, at in zip(parts[1:], maps[1:], found[1:], strict=True):
             assert part.lines is not None
             codes[part.lines] = rank[own][at]
-        codes[_first_lines_of(parts, rows)] = main
+        codes[_first_rows(parts, rows)] = main
     categories = pd.Index([words[i] for i in order])
     return pd.Categorical.from_codes(codes, categories=categories, validate=False)

@@ -143,3 +143,48 @@ def test_launch_firsts_are_each_launchs_first_row() -> None:
     assert firsts.tolist() == [0, 2, 5, 6, 7, 8]
     codes = csv_layouts._codes(rows.copy(), ["Process ID", "ID"])
     assert firsts.tolist() == np.unique(codes, return_index=True)[1].tolist()
+
+
+def _same_frames(a: pd.DataFrame, b: pd.DataFrame) -> None:
+    """Equal cells, categories (texts, order, dtype) and code dtypes."""
+    pd.testing.assert_frame_equal(a, b, check_exact=True)
+    for name in a.columns:
+        mine, theirs = a[name].array, b[name].array
+        assert mine.categories.tolist() == theirs.categories.tolist(), name
+        assert mine.categories.dtype == theirs.categories.dtype, name
+        assert mine.codes.dtype == theirs.codes.dtype, name
+
+
+@pytest.mark.parametrize("split", [1, 4000])
+def test_halves_parsed_on_two_threads_read_as_the_whole(
+    page: bytes, split: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first pass split in two at a line end (each half on its own thread, the set-aside
+    rows' numbers and each column's texts joined) gives the frames of one pass over the whole,
+    whether a half holds rule rows, texts the other lacks, or (a cut at the first line end)
+    almost nothing."""
+    monkeypatch.setattr(details_columns, "_SPLIT_BYTES", split)
+    sample = SAMPLE.read_bytes()
+    pages = [sample, page] + [edit(sample) for _, edit, columnar in EDITS if columnar]
+    for raw in pages:
+        args = _body(raw)
+        assert len(details_columns._halves(args[0], args[1])) == 2
+        first = details_columns.FirstRead(args[0], args[1], args[2], args[4])
+        halves = details_columns.arrow_details_columns(*args, first)
+        whole = details_columns.arrow_details_columns(*args)
+        assert halves is not None and whole is not None
+        _same_frames(halves[0], whole[0])
+        _same_frames(halves[1], whole[1])
+
+
+def test_texts_numbered_in_order_of_first_appearance() -> None:
+    """Texts are numbered on from those known, a repeated new text once (the texts of one
+    pyarrow dictionary are distinct; those of a csv-split part need not be)."""
+    known: dict[str, int] = {}
+    assert details_columns._numbered(known, ["b", "a"]).tolist() == [0, 1]
+    assert details_columns._numbered(known, ["c", "a", "d"]).tolist() == [2, 1, 3]
+    assert details_columns._numbered(known, ["e", "b", "e", "f"]).tolist() == [4, 0, 4, 5]
+    assert list(known) == ["b", "a", "c", "d", "e", "f"]
+    again: dict[str, int] = {}
+    assert details_columns._numbered(again, ["x", "y", "x"]).tolist() == [0, 1, 0]
+    assert list(again) == ["x", "y"]
