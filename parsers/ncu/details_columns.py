@@ -21,8 +21,9 @@ from __future__ import annotations
 import csv
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import repeat
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -51,8 +52,6 @@ class _Part:
     indices: list[np.ndarray | None]
     #: the first part's: per line, whether it holds it (:func:`_first_rows`)
     held: np.ndarray | None = None
-    #: the lines pyarrow set aside (:func:`_arrow_rows`), in order, as their texts
-    aside: list[str] = field(default_factory=list)
 
 
 class FirstRead:
@@ -123,15 +122,14 @@ def _joined_halves(reads: list[tuple[_Part, np.ndarray]]) -> tuple[_Part, np.nda
     """The reads of consecutive pieces of the rows (:func:`_halves`) as one read: the set-aside
     row numbers of each piece moved past the lines of those before it (each piece's rows and
     set-aside rows are all its lines), each column's texts joined (a text new to a later piece
-    appended, its indices mapped onto the joined texts; the set-aside lines' texts one after
-    the other).  A piece without a row adds no text."""
+    appended, its indices mapped onto the joined texts).  A piece without a row adds no
+    text."""
     first, aside = reads[0]
     numbers = [aside]
     lines = first.rows + len(aside)
     for part, more in reads[1:]:
         numbers.append(more + lines)
         lines += part.rows + len(more)
-        first.aside.extend(part.aside)
         if not part.rows:
             continue
         if not first.rows:  # its texts are the padding's only
@@ -250,7 +248,6 @@ def _read_parts(
     from the first on (else they are joined)."""
     parts: list[_Part] = []
     lines: np.ndarray | None = None  # the lines still to read (None: all of them)
-    texts: list[str] = []  # those lines' texts, when the pass before set them aside
     while True:
         count = len(ends) if lines is None else len(lines)
         if lines is not None and count < _FEW_ROWS:
@@ -268,19 +265,12 @@ def _read_parts(
             width = _common_width(raw, begins[at[:_SAMPLE_LINES]], ends[at[:_SAMPLE_LINES]])
             if width is None or not minimum <= width <= len(header):
                 return None
-            if lines is None and whole is not None:
-                body = whole
-            elif len(texts) == len(at):  # as pyarrow handed them over: not sliced again
-                body = memoryview("\n".join(texts).encode("utf-8"))
-            else:
-                body = _joined(raw, begins, ends, at)
-            texts = []
+            body = whole if lines is None and whole is not None else _joined(raw, begins, ends, at)
             read = _arrow_rows(body, header, width, keep)
         if read is None:
             return None
         part, aside = read
-        texts, part.aside = part.aside, []
-        if part.rows + len(aside) != count or len(texts) != len(aside):
+        if part.rows + len(aside) != count:
             return None
         if lines is not None:
             part.lines = lines[np.setdiff1d(np.arange(count), aside, assume_unique=True)]
@@ -291,9 +281,15 @@ def _read_parts(
 
 
 def _joined(raw: bytes, begins: np.ndarray, ends: np.ndarray, lines: np.ndarray) -> memoryview:
-    """The lines ``lines`` of ``raw`` (``raw[begins[i]:ends[i]]``), one after the other."""
-    pieces = zip(begins[lines].tolist(), ends[lines].tolist(), strict=True)
-    return memoryview(b"\n".join(raw[b:e] for b, e in pieces))
+    """The lines ``lines`` of ``raw`` (``raw[begins[i]:ends[i]]``), one after the other: each
+    run of lines that follow each other in the bytes sliced at once, with the line ends
+    between them (a launch's two rule rows are one slice)."""
+    starts, stops = begins[lines], ends[lines]
+    cuts = np.flatnonzero(starts[1:] != stops[:-1] + 1) + 1
+    firsts = np.concatenate(([0], cuts)) if len(lines) else cuts
+    lasts = np.concatenate((cuts - 1, [len(lines) - 1])) if len(lines) else cuts
+    pieces = zip(starts[firsts].tolist(), stops[lasts].tolist(), strict=True)
+    return memoryview(b"\n".join([raw[b:e] for b, e in pieces]))
 
 
 def _arrow_rows(
@@ -307,11 +303,9 @@ def _arrow_rows(
     import pyarrow.csv as pacsv  # type: ignore[import-untyped]
 
     aside: list[int] = []
-    texts: list[str] = []
 
-    def set_aside(row: object) -> str:
-        aside.append(getattr(row, "number", None) or 0)  # 1-based; 0: not known
-        texts.append(getattr(row, "text", ""))  # the line (its newline left out)
+    def set_aside(row: Any) -> str:  # pyarrow's InvalidRow
+        aside.append(row.number or 0)  # 1-based; None: not known
         return "skip"
 
     names = list(header[:width])
@@ -331,8 +325,8 @@ def _arrow_rows(
         ).unify_dictionaries()
     except (pa.ArrowException, UnicodeDecodeError):
         return None
-    numbers = np.array(aside, dtype=np.int64) - 1  # in the order of the lines
-    if len(numbers) and (numbers[0] < 0 or (np.diff(numbers) <= 0).any()):
+    numbers = np.array(sorted(aside), dtype=np.int64) - 1
+    if len(numbers) and (numbers[0] < 0 or (np.diff(numbers) == 0).any()):
         return None
     rows = table.num_rows
     words: list[list[str] | None] = []
@@ -352,7 +346,7 @@ def _arrow_rows(
     del table
     if release:
         _release()
-    return _Part(None, rows, words, indices, aside=texts), numbers
+    return _Part(None, rows, words, indices), numbers
 
 
 def _smallest(count: int) -> type[np.signedinteger]:

@@ -188,3 +188,24 @@ def test_texts_numbered_in_order_of_first_appearance() -> None:
     again: dict[str, int] = {}
     assert details_columns._numbered(again, ["x", "y", "x"]).tolist() == [0, 1, 0]
     assert list(again) == ["x", "y"]
+
+
+def test_lines_joined_a_run_at_a_time() -> None:
+    """Lines taken from the bytes (runs of neighbouring lines sliced at once) are those lines
+    joined by line ends, whatever the selection: runs, lone lines, the first and last line, a
+    subset of lines whose neighbours in the subset are not neighbours in the bytes, none."""
+    raw = SAMPLE.read_bytes()
+    _, start, _, ends, _ = _body(raw)
+    begins = np.concatenate(([start], ends[:-1] + 1))
+    n = len(ends)
+    picks = [
+        np.arange(n), np.array([0]), np.array([n - 1]), np.array([0, 1, 2, 5, 6, 9, n - 1]),
+        np.array([3, 5, 7]), np.zeros(0, dtype=np.int64),
+    ]  # fmt: skip
+    for lines in picks:
+        expected = b"\n".join(raw[begins[k] : ends[k]] for k in lines.tolist())
+        assert bytes(details_columns._joined(raw, begins, ends, lines)) == expected
+    every_other = np.arange(0, n, 2)  # a subset: its neighbours are not the bytes' neighbours
+    sub_begins, sub_ends = begins[every_other], ends[every_other]
+    got = details_columns._joined(raw, sub_begins, sub_ends, np.arange(len(every_other)))
+    assert bytes(got) == b"\n".join(raw[begins[k] : ends[k]] for k in every_other.tolist())
