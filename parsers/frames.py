@@ -190,14 +190,15 @@ def _row_codes(column: pd.Series) -> tuple[np.ndarray, int]:
     if pd.api.types.is_integer_dtype(column.dtype):
         array = column.array
         missing = np.asarray(array.isna(), dtype=bool)
+        # the column's own buffer where nothing is missing: read, never written
         values = np.asarray(array.to_numpy(dtype=np.int64, na_value=0), dtype=np.int64)
         present = values[~missing]
         low = int(present.min()) if len(present) else 0
         high = int(present.max()) if len(present) else 0
         if high - low < 1 << 16:
-            values -= low - 1
-            values[missing] = 0
-            return values, high - low + 2
+            codes = values - (low - 1)  # a new array
+            codes[missing] = 0
+            return codes, high - low + 2
     codes, found = schema.factorize(column, use_na_sentinel=True)
     return np.asarray(codes, dtype=np.int64) + 1, len(found) + 1
 

@@ -28,9 +28,10 @@ def _frame(n: int, seed: int) -> pd.DataFrame:
 @pytest.mark.parametrize("columns", [["device_id", "device"], ["text", "f"], ["device", "text"]])
 def test_the_rows_drop_duplicates_keeps(columns: list[str]) -> None:
     frame = _frame(5000, 1)
+    before = frame.copy(deep=True)
     got = distinct_rows(frame, columns)
-    want = frame[columns].drop_duplicates()
-    pd.testing.assert_frame_equal(got, want)
+    pd.testing.assert_frame_equal(frame, before)  # the frame itself is left as it was
+    pd.testing.assert_frame_equal(got, before[columns].drop_duplicates())
 
 
 def test_missing_values_equal_each_other_and_an_empty_frame() -> None:
@@ -48,11 +49,12 @@ def test_a_key_too_wide_is_renumbered(table_keys: int, monkeypatch: pytest.Monke
     monkeypatch.setattr(frames, "TABLE_KEYS", table_keys)
     rng = np.random.default_rng(2)
     n = 20000
-    frame = pd.DataFrame({k: rng.integers(0, 15000, n) for k in "abcde"})
+    frame = pd.DataFrame({k: rng.integers(1, 15000, n) for k in "abcde"})
     frame = pd.concat([frame, frame.iloc[::3]], ignore_index=True)  # repeated rows
-    pd.testing.assert_frame_equal(
-        distinct_rows(frame, list("abcde")), frame[list("abcde")].drop_duplicates()
-    )
+    before = frame.copy(deep=True)
+    got = distinct_rows(frame, list("abcde"))
+    pd.testing.assert_frame_equal(frame, before)
+    pd.testing.assert_frame_equal(got, before[list("abcde")].drop_duplicates())
     small = _frame(3000, 3)
     pd.testing.assert_frame_equal(
         distinct_rows(small, ["device_id", "device", "text"]),
