@@ -11,8 +11,9 @@ Missing values are ``pd.NA``/``NaN``, never a sentinel such as 0 or -1.  Names r
 after row (``launches.name``/``device``, ``api_calls.name``, the names and units of ``metrics``)
 are categoricals (:data:`CAT`) whose categories are the distinct strings, sorted and all used,
 whichever reader produced them: a million-launch trace stores its few dozen kernel names once.
-The integer columns of :data:`NARROW` (sizes CUDA bounds, small ids) are ``Int32`` where every
-value fits 32 bits, else ``Int64``: the values are the same either way.
+The integer columns of :data:`NARROW` (sizes CUDA bounds, small ids) are ``Int8``, ``Int16`` or
+``Int32``, the narrowest that holds every value of the column, else ``Int64``: the values are
+the same either way.
 """
 
 from __future__ import annotations
@@ -179,26 +180,32 @@ TABLES: dict[str, dict[str, str]] = {
     },
 }
 
-#: ``Int64`` columns (:data:`INT`) held as ``Int32`` (:data:`INT32`: 5 bytes a row instead of 9)
-#: where every value of the column fits 32 bits, else as ``Int64``, so a value out of that range
-#: is read as it is (and judged by :mod:`advisor.values`, not refused here).  CUDA bounds the
-#: launch configuration (grid x < 2**31, grid y and z <= 65535, block dimensions <= 1024,
-#: registers <= 255); device, context and stream ids, process and thread ids and API result
-#: codes are small in every profiler's output.  Every consumer takes these columns as floats or
-#: int64 arrays (``to_numpy(dtype=...)``) before multiplying them: an ``Int32`` product would
-#: wrap.  A million-launch trace: 10 columns x 3.8 MiB less (see benchmarks/README.md, "nsys
-#: SQLite").
+#: ``Int64`` columns (:data:`INT`) held in the narrowest of ``Int8``, ``Int16`` and ``Int32``
+#: (:data:`NARROW_WIDTHS`) that holds every value of the column (2, 3 or 5 bytes a row instead
+#: of 9), else as ``Int64``, so a value out of 32 bits is read as it is (and judged by
+#: :mod:`advisor.values`, not refused here).  CUDA bounds the launch configuration (grid x <
+#: 2**31, grid y and z <= 65535, block dimensions <= 1024, registers <= 255); device, context and
+#: stream ids, process and thread ids, API result codes and CUPTI's correlation ids (32 bits)
+#: are small in every profiler's output.  Every consumer takes these columns as floats or int64
+#: arrays (``to_numpy(dtype=...)``) before any arithmetic: a product of narrow integers would
+#: wrap.  A million-launch trace of the nsys SQLite export: 63 MiB less (benchmarks/README.md,
+#: "nsys SQLite").
 _NARROW_LAUNCHES = (
     "device_id", "context", "stream", "grid_x", "grid_y", "grid_z", "block_x", "block_y",
-    "block_z", "registers_per_thread",
+    "block_z", "registers_per_thread", "correlation_id",
 )  # fmt: skip
 NARROW: dict[str, frozenset[str]] = {
     "launches": frozenset(_NARROW_LAUNCHES),
-    "api_calls": frozenset({"process_id", "thread_id", "result"}),
+    "api_calls": frozenset({"process_id", "thread_id", "result", "correlation_id"}),
 }
-#: the dtype of a :data:`NARROW` column whose values fit 32 bits
-INT32 = "Int32"
-_INT32_RANGE = (-(2**31), 2**31 - 1)
+#: the widths a :data:`NARROW` column may take, narrowest first, with their pandas dtypes
+NARROW_WIDTHS = (
+    (np.dtype(np.int8), pd.Int8Dtype()),
+    (np.dtype(np.int16), pd.Int16Dtype()),
+    (np.dtype(np.int32), pd.Int32Dtype()),
+)
+#: the dtype of an all-missing :data:`NARROW` column (the narrowest)
+NARROW_MISSING = "Int8"
 
 #: the base units metric values are converted to
 BASE_UNITS = (
@@ -218,24 +225,27 @@ def empty(table: str) -> pd.DataFrame:
 
 
 def _dtype_of(table: str, col: str) -> str:
-    """The schema dtype of ``col``, :data:`INT32` for a :data:`NARROW` column (what its
-    all-missing column is made of)."""
-    return INT32 if col in NARROW.get(table, ()) else TABLES[table][col]
+    """The schema dtype of ``col``, :data:`NARROW_MISSING` for a :data:`NARROW` column (what
+    its all-missing column is made of)."""
+    return NARROW_MISSING if col in NARROW.get(table, ()) else TABLES[table][col]
 
 
 def narrow_ints(values: Any) -> Any:
-    """An ``Int64`` array (or Series) as ``Int32`` when every present value fits 32 bits
-    (:data:`NARROW`), else as it is; an ``Int32`` one as it is.  The values do not change."""
+    """An ``Int64`` array (or Series) in the narrowest width of :data:`NARROW_WIDTHS` that
+    holds every present value, else as it is (a value beyond 32 bits); any other array as it
+    is.  The values do not change."""
     array = values.array if isinstance(values, pd.Series) else values
     if not isinstance(array, pd.arrays.IntegerArray) or array.dtype != _DTYPES[INT]:
         return values
     mask = array.isna()
     data = array.to_numpy(dtype=np.int64, na_value=0)  # no copy without a missing value
-    if len(data):
-        lo, hi = _INT32_RANGE
-        if int(data.min()) < lo or int(data.max()) > hi:  # a missing value reads 0 here
-            return values
-    narrow = pd.arrays.IntegerArray(data.astype(np.int32), mask)
+    lo, hi = (int(data.min()), int(data.max())) if len(data) else (0, 0)  # missing reads 0
+    width = next(
+        (w for w, _ in NARROW_WIDTHS if np.iinfo(w).min <= lo and hi <= np.iinfo(w).max), None
+    )
+    if width is None:
+        return values
+    narrow = pd.arrays.IntegerArray(data.astype(width), mask)
     if isinstance(values, pd.Series):
         return pd.Series(narrow, index=values.index, name=values.name, copy=False)
     return narrow
@@ -265,21 +275,21 @@ def validate(table: str, frame: pd.DataFrame | None) -> pd.DataFrame:
             if col in narrow:
                 out[col] = narrow_ints(out[col])
         else:
-            out[col] = _missing(n, INT32 if col in narrow else dtype)
+            out[col] = _missing(n, NARROW_MISSING if col in narrow else dtype)
     return pd.DataFrame(out, copy=False)
 
 
 #: the pandas dtype each schema dtype coerces to
 _DTYPES = {FLOAT: np.dtype("float64"), INT: pd.Int64Dtype(), STR: pd.StringDtype()}
-_NARROW_DTYPE = pd.Int32Dtype()
+_NARROW_DTYPES = frozenset(d for _, d in NARROW_WIDTHS)
 
 
 def _missing(n: int, dtype: str) -> pd.Series:
     """A column of ``n`` missing values of ``dtype``."""
     if dtype == FLOAT:
         return pd.Series(np.full(n, np.nan))
-    if dtype in (INT, INT32):
-        width = np.int32 if dtype == INT32 else np.int64
+    if dtype in (INT, NARROW_MISSING):
+        width = np.int8 if dtype == NARROW_MISSING else np.int64
         return pd.Series(pd.arrays.IntegerArray(np.zeros(n, width), np.ones(n, bool)))
     if dtype == CAT:
         nothing = pd.Index([], dtype=object)
@@ -319,7 +329,7 @@ def _coerce(table: str, col: str, series: pd.Series, dtype: str) -> pd.Series:
     try:
         if series.dtype == _DTYPES.get(dtype):  # already valid (a profile validated again)
             return series
-        if dtype == INT and series.dtype == _NARROW_DTYPE:  # a NARROW column already narrowed
+        if dtype == INT and series.dtype in _NARROW_DTYPES:  # a NARROW column already narrow
             return series
         if dtype == CAT:
             return _categorical(series)  # repeated text: names stored once

@@ -150,7 +150,7 @@ def _activities(
     api = profile.api_calls
     known = api["correlation_id"].notna().to_numpy()
     every = bool(known.all())
-    ids = api["correlation_id"].astype("Int64").to_numpy(np.int64, na_value=0)
+    ids = _ids(api["correlation_id"], 0)  # in the column's own width: not copied
     nan_corr = np.isnan(corr)  # read here only: not kept in the frame
     corr[nan_corr] = -1.0
     del nan_corr
@@ -192,7 +192,12 @@ def _first_call(ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:
         first[1:] = ordered[1:] != ordered[:-1]
         keys, rows = ordered[first], order[first]
         del order, ordered, first
-    at = np.searchsorted(keys, wanted)
+    probe = wanted
+    if keys.dtype != wanted.dtype:  # searched in the keys' width (numpy would copy the keys to
+        info = np.iinfo(keys.dtype)  # the ids'); an id beyond it is not found by the check below
+        probe = np.clip(wanted, info.min, info.max).astype(keys.dtype)
+    at = np.searchsorted(keys, probe)
+    del probe
     np.minimum(at, len(keys) - 1, out=at)
     found = at if rows is None else rows[at]  # filled in place: each a column of activities
     found[keys[at] != wanted] = -1
@@ -504,24 +509,26 @@ def _kernel_columns(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The device id, stream id (-1: none), start and end of the ``timed`` launches, as
     :func:`_activities` gives them but without copying a column that is already an array of
-    every timed launch: the ids in their own integer width (``Int32`` in the schema, 4 bytes a
-    launch, where the activities' float columns took 8 each), the starts read in place.  Only
-    the ends are new: 8 bytes a launch instead of 32.  The ids compare and sort as the float
-    ids do (ids beyond 2**53 aside, which floats would merge)."""
-    every = bool(timed.all())
-
-    def ids(column: pd.Series) -> np.ndarray:
-        width = getattr(column.dtype, "numpy_dtype", np.dtype(np.int64))
-        if width.kind not in "iu":
-            return column.to_numpy(dtype=float, na_value=-1.0)[timed]
-        values = column.to_numpy(dtype=width, na_value=-1)
-        return values if every else values[timed]
-
+    every timed launch: the ids in their own integer width (:func:`_ids`: 1 to 4 bytes a launch
+    in the schema's narrow columns, where the activities' float columns took 8 each), the
+    starts read in place.  Only the ends are new: 8 bytes a launch instead of 32.  The ids
+    compare and sort as the float ids do (ids beyond 2**53 aside, which floats would merge)."""
     start = launches["start_ns"].to_numpy(float)
     end = start + launches["duration_ns"].to_numpy(float)
-    if not every:
-        start, end = start[timed], end[timed]
-    return ids(launches["device_id"]), ids(launches["stream"]), start, end
+    device, stream = _ids(launches["device_id"], -1), _ids(launches["stream"], -1)
+    if not bool(timed.all()):
+        start, end, device, stream = start[timed], end[timed], device[timed], stream[timed]
+    return device, stream, start, end
+
+
+def _ids(column: pd.Series, missing: int) -> np.ndarray:
+    """An integer id column (the schema's ``Int64``, or a narrower width: advisor.schema.NARROW)
+    as an array in its own width, ``missing`` for a missing id: the column's own values, not
+    copied, when none is missing."""
+    width = getattr(column.dtype, "numpy_dtype", None)
+    if width is None or width.kind not in "iu":
+        return column.astype("Int64").to_numpy(np.int64, na_value=missing)
+    return column.to_numpy(dtype=width, na_value=missing)
 
 
 def _streams_in_order(device: np.ndarray, stream: np.ndarray) -> list[np.ndarray]:

@@ -115,7 +115,7 @@ class Database:
     ) -> pd.DataFrame:
         """:meth:`frame` with every column but ``keep`` as exact nullable integers (``Int64``,
         :func:`int_column` of each cell), read without a Python object per cell; a ``narrow``
-        column as ``Int32`` where its values fit (:func:`advisor.schema.narrow_ints`, what the
+        column in the narrowest width that holds it (:func:`advisor.schema.narrow_ints`, what the
         schema keeps of it: each column narrowed as it is taken from the reader, so the frame
         never holds its int64 array beside the narrow one).
 

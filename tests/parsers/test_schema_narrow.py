@@ -1,5 +1,6 @@
-"""The schema's narrow integer columns (``advisor.schema.NARROW``): ``Int32`` where every value
-fits 32 bits, the same values as ``Int64`` either way, a value beyond 32 bits read as it is."""
+"""The schema's narrow integer columns (``advisor.schema.NARROW``): the narrowest of ``Int8``,
+``Int16`` and ``Int32`` that holds every value, the same values as ``Int64`` either way, a value
+beyond 32 bits read as it is."""
 
 from __future__ import annotations
 
@@ -22,13 +23,23 @@ PROV = Provenance(path="t.csv", format="test", profiler="nsys")
 
 
 @pytest.mark.parametrize(
-    "values",
-    [[0, 1, 2**31 - 1, -(2**31)], [None, 5, None], [], [None, None]],
+    ("values", "width"),
+    [
+        ([0, 1, 2**31 - 1, -(2**31)], "Int32"),
+        ([2**15, 0], "Int32"),
+        ([-(2**15) - 1, None], "Int32"),
+        ([2**15 - 1, -(2**15), None], "Int16"),
+        ([128, 1], "Int16"),
+        ([127, -128, None], "Int8"),
+        ([None, 5, None], "Int8"),
+        ([], "Int8"),
+        ([None, None], "Int8"),
+    ],
 )
-def test_narrow_ints_keeps_the_values_in_32_bits(values: list[int | None]) -> None:
+def test_narrow_ints_takes_the_narrowest_width(values: list[int | None], width: str) -> None:
     wide = pd.Series(pd.array(values, dtype="Int64"), index=range(3, 3 + len(values)))
     narrow = schema.narrow_ints(wide)
-    assert narrow.dtype == "Int32"
+    assert narrow.dtype == width
     assert narrow.tolist() == wide.tolist()
     assert narrow.index.equals(wide.index)
     assert narrow.isna().tolist() == wide.isna().tolist()
@@ -49,22 +60,23 @@ def test_validate_narrows_only_the_narrow_columns() -> None:
             "launch_id": [0, 1],
             "grid_x": [64, 128],
             "stream": [2**32 - 1, 7],  # a CUPTI stream id is 32 bits unsigned: kept wide
-            "correlation_id": [1, 2],
+            "correlation_id": [1, 70000],
+            "start_ns": [2**40, 1.0],
         }
     )
     out = schema.validate("launches", frame)
-    assert out["grid_x"].dtype == "Int32" and out["grid_x"].tolist() == [64, 128]
+    assert out["grid_x"].dtype == "Int16" and out["grid_x"].tolist() == [64, 128]
     assert out["stream"].dtype == "Int64" and out["stream"].tolist() == [2**32 - 1, 7]
-    for col in ("launch_id", "correlation_id"):
-        assert out[col].dtype == "Int64"
-    for col in schema.NARROW["launches"] - {"grid_x", "stream"}:
-        assert out[col].dtype == "Int32" and out[col].isna().all()
+    assert out["correlation_id"].dtype == "Int32" and out["correlation_id"].tolist() == [1, 70000]
+    assert out["launch_id"].dtype == "Int64" and out["start_ns"].dtype == "float64"
+    for col in schema.NARROW["launches"] - {"grid_x", "stream", "correlation_id"}:
+        assert out[col].dtype == "Int8" and out[col].isna().all()
     again = schema.validate("launches", out)  # a profile validated again: nothing changes
     for col in out.columns:
         assert again[col].dtype == out[col].dtype and again[col].equals(out[col]), col
     calls = schema.validate("api_calls", pd.DataFrame({"process_id": [1], "result": [0]}))
-    assert {str(calls[c].dtype) for c in ("process_id", "thread_id", "result")} == {"Int32"}
-    assert calls["correlation_id"].dtype == "Int64"
+    assert {str(calls[c].dtype) for c in schema.NARROW["api_calls"]} == {"Int8"}
+    assert calls["start_ns"].dtype == "float64"
 
 
 def test_a_grid_beyond_cuda_limits_is_read_and_dropped_as_before() -> None:
@@ -124,16 +136,45 @@ def test_products_of_narrow_columns_do_not_wrap() -> None:
     assert threads.tolist() == [float(blocks) * 1024.0, 6.0 * 64.0]
 
 
+def test_products_of_8_bit_columns_do_not_wrap() -> None:
+    """Sizes of 100 are Int8 columns: each product (10**6 blocks, 200 threads) leaves 8 bits."""
+    launches = schema.validate(
+        "launches",
+        pd.DataFrame(
+            {
+                "launch_id": [0],
+                "name": ["k"],
+                "start_ns": [0.0],
+                "duration_ns": [5.0],
+                **{c: [100] for c in ("grid_x", "grid_y", "grid_z", "block_x")},
+                "block_y": [2],
+                "block_z": [1],
+            }
+        ),
+    )
+    assert {str(launches[c].dtype) for c in ("grid_x", "block_x", "block_y")} == {"Int8"}
+    config = gathering._config_columns(launches, schema.empty("transfers"))
+    assert config["launch.grid_blocks"].tolist() == [1e6]
+    assert config["launch.block_threads"].tolist() == [200.0]
+    assert timeline._grid_blocks(launches).tolist() == [1e6]
+    prof = Profile(provenance=(PROV,), launches=launches)
+    assert launches_by_kernel(prof, ["k"])["k"].threads.tolist() == [2e8]
+
+
 def test_nsys_export_reads_narrow_columns_narrow(tmp_path: Path) -> None:
     prof = parsers.read(
         make_export(tmp_path / "run.sqlite", BASE_DDL, KERNEL_DDL, ENUM_DDL, GPU_DDL)
     )
+    narrow = {str(d) for _, d in schema.NARROW_WIDTHS}
     for col in schema.NARROW["launches"]:
-        assert prof.launches[col].dtype == "Int32", col
+        assert str(prof.launches[col].dtype) in narrow, col
+    assert prof.launches["grid_x"].dtype == "Int8"  # 40 and 80
+    assert prof.launches["block_x"].dtype == "Int16"  # 128
     assert prof.launches["grid_x"].tolist() == [40, 80]
     assert prof.launches["stream"].tolist() == [7, 7]
+    assert prof.launches["correlation_id"].tolist() == [4, 2]
     for col in schema.NARROW["api_calls"]:
-        assert prof.api_calls[col].dtype == "Int32", col
+        assert str(prof.api_calls[col].dtype) in narrow, col
     assert set(prof.api_calls["process_id"]) == {100} and set(prof.api_calls["thread_id"]) == {101}
 
 
@@ -148,4 +189,4 @@ def test_nsys_export_stream_id_beyond_32_bits_is_kept_exact(tmp_path: Path) -> N
     launches = parsers.read(path).launches
     assert launches["stream"].dtype == "Int64"
     assert launches["stream"].tolist() == [2**40 + 3, 7]
-    assert launches["grid_x"].dtype == "Int32"
+    assert launches["grid_x"].dtype == "Int8"  # the other columns as narrow as before
