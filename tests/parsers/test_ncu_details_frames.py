@@ -73,3 +73,32 @@ def test_text_column_is_the_schema_string_of_the_kept_words() -> None:
     assert texts.dtype == schema._DTYPES[schema.STR]
     assert texts.isna().tolist() == [False, True, False, True, False]
     assert texts[[0, 2, 4]].tolist() == ["PolicySpread", "bad \\udcff", "PolicySpread"]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_launch_key_on_category_codes_is_the_key_on_texts(seed: int) -> None:
+    """The launch key of categorical columns (their codes combined, numbered per run of equal
+    rows) numbers each combination as the text columns' numbering does, in order of first
+    appearance: rows of one combination in runs or scattered, missing cells, unused
+    categories, one column or two."""
+    rng = np.random.default_rng(seed)
+    rows = int(rng.integers(1, 600))
+    pids = np.array(["7", "12", None], dtype=object)[rng.integers(0, 3, rows)]
+    ids = np.array([str(k) for k in rng.integers(0, 40, rows)], dtype=object)
+    runs = np.repeat(ids[: rows // 5 + 1], 5)[:rows] if seed % 2 else ids  # runs, or scattered
+    frame = pd.DataFrame(
+        {
+            "Process ID": pd.Categorical(pids, categories=["12", "7", "99"]),
+            "ID": pd.Categorical(runs),
+        }
+    )
+    as_texts = frame.astype(object)
+    for columns in (["Process ID", "ID"], ["ID"], ["Process ID"]):
+        fast = csv_layouts._category_codes(frame, columns)
+        assert fast is not None
+        expected = csv_layouts._codes(as_texts, columns)  # object columns: numbered on texts
+        assert fast.dtype == expected.dtype and fast.tolist() == expected.tolist(), columns
+    assert csv_layouts._category_codes(as_texts, ["ID"]) is None
+    empty = frame.iloc[:0]
+    got = csv_layouts._category_codes(empty, ["ID"])
+    assert got is not None and len(got) == 0
