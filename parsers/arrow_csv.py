@@ -19,6 +19,8 @@ from __future__ import annotations
 import codecs
 import io
 import os
+import queue
+import threading
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -191,6 +193,14 @@ def _read_pieces(
                 rows = table.num_rows
                 if lines is not None and rows != lines:  # a quoted field spans lines
                     return None
+                # a blank line ends the table (it reads as a row of empty cells): looked for
+                # in a piece whose first column has an empty cell, or always when that column
+                # is text (a piece is cut after a newline, so a blank line at a cut is a
+                # piece's first or last line)
+                if (0 not in numbers or table.column("0").null_count) and _has_blank_line(piece):
+                    return None
+                del piece
+                source.parsed()  # the piece's bytes are done with: the next one may be read
                 if done + rows > n:
                     if exact:
                         return None
@@ -204,13 +214,7 @@ def _read_pieces(
                 for j in texts:
                     strings[j].add(table.column(str(j)))
                 done += rows
-                # a blank line ends the table (it reads as a row of empty cells): looked for
-                # in a piece whose first column has an empty cell, or always when that column
-                # is text (a piece is cut after a newline, so a blank line at a cut is a
-                # piece's first or last line)
-                if (0 not in numbers or table.column("0").null_count) and _has_blank_line(piece):
-                    return None
-                del table, piece
+                del table
     except (pa.ArrowException, ValueError, OSError):
         return None
     if done != n and exact:
@@ -269,6 +273,9 @@ class _BytesPieces:
         for first, last in self._pieces:
             yield self._whole[first:last], None
 
+    def parsed(self) -> None:
+        """The piece given last is parsed (its bytes stay: they are the caller's)."""
+
 
 class _FilePieces:
     """Pieces read from the file into one reused buffer; None when the file no longer has the
@@ -295,6 +302,9 @@ class _FilePieces:
         for first, last in self._pieces:
             yield self.piece(first, last), None
 
+    def parsed(self) -> None:
+        """The piece given last is parsed (the next one is read when asked for)."""
+
     def piece(self, first: int, last: int) -> memoryview | None:
         handle = self._file
         assert handle is not None
@@ -313,35 +323,89 @@ class _FilePieces:
 
 class _StreamPieces:
     """The file's bytes ``start`` to ``end`` (no trailing newline) in pieces of about
-    :data:`PIECE_BYTES`, each cut after a line end, read into one reused buffer and counted
-    (its lines) and checked as the whole bytes are on the other paths: a piece is None, which
-    ends the read, when it holds a carriage return, bytes that are not UTF-8 or a line wider
-    than :data:`parsers.source.MAX_FIELDS` (the whole-file checks would then name the line),
-    or when one line is longer than a piece."""
+    :data:`PIECE_BYTES`, each cut after a line end, read and counted (its lines) and checked as
+    the whole bytes are on the other paths: a piece is None, which ends the read, when it holds
+    a carriage return, bytes that are not UTF-8 or a line wider than
+    :data:`parsers.source.MAX_FIELDS` (the whole-file checks would then name the line), or when
+    one line is longer than a piece.
+
+    The next piece is read and checked on a worker thread while the caller parses the one it
+    was given (file reads and numpy's loops let go of the interpreter lock, and a piece's
+    parse leaves a core idle while its columns are converted): two buffers take turns, and a
+    buffer is filled again only once the caller is done with its bytes (:meth:`parsed`, or
+    asking for the next piece).  An error raised on the thread (an OSError of the read) is
+    raised in the caller."""
 
     def __init__(self, handle: io.FileIO, start: int, end: int) -> None:
         self._handle, self._start, self._end = handle, start, end
-        self._buffer = bytearray(PIECE_BYTES)
+        self._free: queue.SimpleQueue[bytearray | None] = queue.SimpleQueue()
+        self._ready: queue.SimpleQueue[_Ready] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._held: bytearray | None = None  # the buffer of the piece the caller holds
+        self._stop = False
 
     def __enter__(self) -> _StreamPieces:
+        for _ in range(2):
+            self._free.put(bytearray(PIECE_BYTES))
+        self._thread = threading.Thread(target=self._produce, daemon=True)
+        self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._buffer = bytearray()
+        self._stop = True
+        self._free.put(None)  # wakes the worker if it waits for a buffer
+        if self._thread is not None:
+            self._thread.join()
+        self._thread, self._held = None, None
+        self._free, self._ready = queue.SimpleQueue(), queue.SimpleQueue()
 
     def __iter__(self) -> Iterator[Piece]:
-        at, buffer = self._start, self._buffer
+        while True:
+            self.parsed()  # asking for the next piece: done with the one given last
+            item = self._ready.get()
+            if isinstance(item, BaseException):
+                raise item
+            if item is None:  # the end
+                return
+            view, lines, self._held = item
+            yield view, lines
+            if view is None:
+                return
+
+    def parsed(self) -> None:
+        """The caller is done with the bytes of the piece it was given last: its buffer is
+        handed back to the worker, which reads the next piece into it while the caller goes on
+        (converting the parsed columns)."""
+        if self._held is not None:
+            self._free.put(self._held)
+            self._held = None
+
+    def _produce(self) -> None:
+        try:
+            for item in self._pieces():
+                self._ready.put(item)
+                if item[0] is None:
+                    return
+            self._ready.put(None)
+        except BaseException as exc:  # raised again in the caller's thread
+            self._ready.put(exc)
+
+    def _pieces(self) -> Iterator[tuple[memoryview | None, int | None, bytearray | None]]:
+        at = self._start
         while at < self._end:
+            buffer = self._free.get()
+            if buffer is None or self._stop:
+                return
             want = min(PIECE_BYTES, self._end - at)
             view = memoryview(buffer)
             if not _read_into(self._handle, at, view[:want]):
-                yield None, None
+                yield None, None, None
                 return
             size = want
             if at + want < self._end:  # cut after the piece's last line end
                 size = buffer.rfind(b"\n", 0, want)
                 if size < 0:
-                    yield None, None
+                    yield None, None, None
                     return
             octets = np.frombuffer(buffer, dtype=np.uint8, count=size)
             plain = buffer.find(b"\r", 0, size) < 0 and not has_line_longer(
@@ -353,12 +417,17 @@ class _StreamPieces:
                 except UnicodeDecodeError:
                     plain = False
             if not plain:
-                yield None, None
+                yield None, None, None
                 return
             lines = int(np.count_nonzero(octets == ord("\n"))) + 1
             del octets
-            yield view[:size], lines
+            yield view[:size], lines, buffer
             at += size + 1
+
+
+#: what :class:`_StreamPieces`' worker hands over: a piece, its lines and its buffer; None at
+#: the end; or the error it met
+_Ready = tuple[memoryview | None, int | None, bytearray | None] | BaseException | None
 
 
 class _Coder:

@@ -9,6 +9,9 @@ file takes that path with many pieces."""
 
 from __future__ import annotations
 
+import io
+import threading
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -168,3 +171,87 @@ def test_the_head_and_line_offsets_come_from_the_start(tmp_path: Path) -> None:
     assert src.size == len(ROWS) and src.is_pending
     assert src.line_offset(399) == ROWS.rindex("399.5")  # beyond the start: read whole
     assert not src.is_pending and src.raw == ROWS.encode()
+
+
+def _lines(path: Path, start: int = 0) -> tuple[list[bytes], int | None]:
+    """The pieces _StreamPieces hands out (copied as they are given) and their line counts."""
+    size = path.stat().st_size
+    got: list[bytes] = []
+    counts = 0
+    with open(path, "rb", buffering=0) as handle:
+        assert isinstance(handle, io.FileIO)
+        with arrow_csv._StreamPieces(handle, start, size) as pieces:
+            for piece, lines in pieces:
+                assert piece is not None and lines is not None
+                got.append(bytes(piece))
+                counts += lines
+    return got, counts
+
+
+def test_the_worker_hands_out_every_piece_in_order_while_buffers_take_turns(
+    tmp_path: Path,
+) -> None:
+    # two buffers take turns: a piece kept (copied) by the caller is never overwritten while
+    # it is held, and the pieces joined again are the file's bytes
+    path = tmp_path / "t.csv"
+    path.write_bytes(ROWS.encode().rstrip(b"\n"))
+    pieces, lines = _lines(path)
+    assert len(pieces) > 10
+    assert b"\n".join(pieces) == path.read_bytes()
+    assert lines == ROWS.count("\n")
+
+
+def test_a_piece_held_stays_intact_until_it_is_given_back(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_bytes(ROWS.encode().rstrip(b"\n"))
+    size = path.stat().st_size
+    with (
+        open(path, "rb", buffering=0) as handle,
+        arrow_csv._StreamPieces(handle, 0, size) as pieces,
+    ):
+        it = iter(pieces)
+        first, _ = next(it)
+        assert first is not None
+        kept = bytes(first)
+        time.sleep(0.05)  # the worker had time to read ahead into the other buffer
+        assert bytes(first) == kept
+        second, _ = next(it)
+        assert second is not None and bytes(second) != kept
+
+
+def test_an_error_on_the_worker_is_raised_in_the_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "t.csv"
+    path.write_bytes(ROWS.encode().rstrip(b"\n"))
+    calls = []
+
+    def failing(handle: object, at: int, view: memoryview) -> bool:
+        calls.append(at)
+        if len(calls) > 2:
+            raise OSError("device gone")
+        return real(handle, at, view)  # type: ignore[arg-type]
+
+    real = arrow_csv._read_into
+    monkeypatch.setattr(arrow_csv, "_read_into", failing)
+    with pytest.raises(OSError, match="device gone"):
+        _lines(path)
+    # read_rows, as every read error of the fast path, answers None (the scanner reads on)
+    src = _pending(path)
+    calls.clear()
+    assert arrow_csv.read_rows(src, 0, 4, [0, 1], [2, 3]) is None
+
+
+def test_the_worker_ends_when_the_reader_stops_early(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_bytes(ROWS.encode().rstrip(b"\n"))
+    before = threading.active_count()
+    size = path.stat().st_size
+    with (
+        open(path, "rb", buffering=0) as handle,
+        arrow_csv._StreamPieces(handle, 0, size) as pieces,
+    ):
+        for piece, _ in pieces:
+            assert piece is not None
+            break  # the reader stops after one piece; the worker waits for a buffer
+    assert threading.active_count() == before
