@@ -381,7 +381,8 @@ def ncu_rules(rules: pd.DataFrame | None) -> tuple[Mapping[str, Any], ...]:
     section, rule, rule_type = texts.values()
     for k, row in enumerate(first.tolist()):
         key = (str(section.iat[row]), str(rule.iat[row]), str(rule_type.iat[row]))
-        out[key + (str(head.iat[row]),)] = {
+        rule_key = (*key, str(head.iat[row]))
+        out[rule_key] = {
             "section": key[0],
             "rule": key[1],
             "rule_type": key[2],
