@@ -6,9 +6,11 @@ A details page mixes two row widths: ncu ends a metric row after its ``Metric Va
 trailing comma), five fields short of the header, while a rule row fills every column.  pyarrow
 reads rows of one width only, so the width most of the first rows have is read by pyarrow
 (every column dictionary-encoded: each distinct text is one string, every cell an ``int32``
-index) and every row of another width is handed to a callback that notes its line; those few
-lines (two rule rows per launch) are split by :mod:`csv` from the file's bytes, as the row-by-row
-reading splits them, and merged back in file order.
+index) and every row of another width is handed to a callback that notes its line; those lines
+(two rule rows per launch) are read again from the file's bytes, by pyarrow with their own most
+common width (their lines sliced a run of neighbouring lines at a time), or split by :mod:`csv`
+as the row-by-row reading splits them when fewer than :data:`_FEW_ROWS` are left, and merged
+back in file order.  A page of 16 MiB of rows or more is parsed as two halves on two threads.
 
 Each column becomes a :class:`pandas.Categorical` with its categories sorted, as pandas' C
 parser builds them with ``dtype="category"``: the same frame the columnar reading had before,
