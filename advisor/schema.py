@@ -19,7 +19,7 @@ the same either way.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -364,6 +364,28 @@ def factorize(values: Any, **options: Any) -> tuple[np.ndarray, Any]:
     """:func:`pandas.factorize` of a per-row column (the same codes and distinct values), its
     hash table started small (:data:`FACTORIZE_HINT`) and grown as distinct values come."""
     return pd.factorize(values, size_hint=FACTORIZE_HINT, **options)
+
+
+def combined_codes(parts: Iterable[tuple[np.ndarray, int]], n: int) -> tuple[np.ndarray, int]:
+    """One int64 key per row of ``n``, equal exactly where every part's code is, and the size
+    the keys lie under: each part a (codes in ``[0, width)``, width) pair, combined a part at a
+    time (``key * width + codes``), the key renumbered (:func:`factorize`) before the next part
+    could overflow 62 bits.  The rows that share a key do not depend on the parts' numbering."""
+    key: np.ndarray | None = None
+    size = 1  # the key's values lie in [0, size)
+    for codes, width in parts:
+        width = max(width, 1)
+        if key is None:
+            key = np.asarray(codes, dtype=np.int64).copy()
+        else:
+            if size * width >= 2**62:
+                numbers, found = factorize(key)
+                key, size = np.asarray(numbers, dtype=np.int64), max(len(found), 1)
+            key *= width
+            key += codes
+        del codes  # not held while the next part is numbered
+        size *= width
+    return (np.zeros(n, dtype=np.int64) if key is None else key), size
 
 
 def categorical_of(codes: np.ndarray, words: Sequence[str | None]) -> pd.Categorical:

@@ -162,16 +162,7 @@ def distinct_rows(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     one or two (device id, device) pairs; pandas hashes every row's tuple (40-100 ms) where the
     codes are combined into one small integer key (about 15 ms)."""
     n = len(frame)
-    key = np.zeros(n, dtype=np.int64)
-    size = 1  # the key's values lie in [0, size)
-    for name in columns:
-        part, width = _row_codes(frame[name])
-        if size * width >= 2**62:  # renumbered before the next part could overflow it
-            codes, found = schema.factorize(key)
-            key, size = np.asarray(codes, dtype=np.int64), max(len(found), 1)
-        key *= width
-        key += part
-        size *= width
+    key, size = schema.combined_codes((_row_codes(frame[name]) for name in columns), n)
     if size <= TABLE_KEYS:  # each key's first row in one pass over a small table
         first = np.full(size, n, dtype=np.int64)
         np.minimum.at(first, key, np.arange(n, dtype=np.int64))

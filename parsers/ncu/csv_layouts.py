@@ -207,18 +207,17 @@ def _codes(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
 
 def _category_codes(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray | None:
     """:func:`_codes` of columns that are all categoricals (a details page read by columns),
-    else None: the categories' codes combined into one integer per row (a missing cell one more
-    code), which is numbered only where it changes from the row before (a launch's rows follow
-    each other: some 75,000 runs for a million rows) and each run given its number."""
+    else None: the categories' codes combined into one integer per row
+    (:func:`advisor.schema.combined_codes`; a missing cell one more code), which is numbered only
+    where it changes from the row before (a launch's rows follow each other: some 75,000 runs
+    for a million rows) and each run given its number."""
     cells = [frame[c] for c in columns]
     if not cells or not all(isinstance(c.dtype, pd.CategoricalDtype) for c in cells):
         return None
-    sizes = [len(c.cat.categories) + 1 for c in cells]
-    if int(np.prod(sizes, dtype=float)) >= 2**62:
-        return None
-    key = np.zeros(len(frame), dtype=np.int64)
-    for column, size in zip(cells, sizes, strict=True):
-        key = key * size + (column.cat.codes.to_numpy().astype(np.int64) + 1)
+    key = schema.combined_codes(
+        ((c.cat.codes.to_numpy().astype(np.int64) + 1, len(c.cat.categories) + 1) for c in cells),
+        len(frame),
+    )[0]
     if not len(key):
         return pd.factorize(key)[0]
     starts = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))

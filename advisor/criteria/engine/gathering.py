@@ -316,22 +316,19 @@ def _groups(codes: np.ndarray, config: dict[str, np.ndarray], own: np.ndarray) -
     codes, -1 for none) with identical inputs (the launch configuration, whether the duration is
     known and > 0); -1 for rows with metrics.  The parts are combined into one integer key
     (renumbered only when the next part could overflow it) and numbered once at the end."""
-    key = codes.astype(np.int64) + 1
-    size = int(key.max(initial=0)) + 1  # the key's values lie in [0, size)
     duration = config["launch.duration_ns"]
     flags = np.isfinite(duration).astype(np.int8)
     flags += duration > 0
     columns = [config[k] for k in CONFIG[:-1]]
-    for column in [*columns, flags]:
-        part, found = schema.factorize(column, use_na_sentinel=False)
-        width = max(len(found), 1)
-        if size * width >= 2**62:
-            key, first = schema.factorize(key)
-            size = max(len(first), 1)
-        key *= width
-        key += part
-        del part
-        size *= width
+
+    def parts() -> Iterator[tuple[np.ndarray, int]]:  # each part numbered as it is combined
+        yield codes.astype(np.int64) + 1, int(codes.max(initial=0)) + 2
+        for column in [*columns, flags]:
+            part, found = schema.factorize(column, use_na_sentinel=False)
+            yield part, len(found)
+            del part
+
+    key = schema.combined_codes(parts(), len(codes))[0]
     numbers = schema.factorize(key)[0]
     del key
     group = numbers.astype(np.int32 if len(numbers) < 2**31 else np.int64)  # half the memory
