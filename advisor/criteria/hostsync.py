@@ -41,6 +41,7 @@ from advisor.criteria.engine.analysis import (
 )
 from advisor.criteria.engine.common import clamp01, inverse
 from advisor.criteria.engine.spec import APPLICATION, CriterionSpec, Needs
+from advisor.models.host import blocks
 from advisor.profile import Profile
 from parsers import heap
 
@@ -94,18 +95,8 @@ def interval_union(
         return None
     if bool((ends < starts).any()):  # negative durations: the plain loop's semantics
         return hostsync_value(list(zip(starts.tolist(), ends.tolist(), strict=True)))
-    if bool((starts[1:] >= starts[:-1]).all()):  # a trace in time order (ties: any order
-        s, e = starts, ends  # merges the same blocks, each from its start to its largest end)
-    else:
-        order = np.lexsort((ends, starts))
-        s, e = starts[order], ends[order]
-    # durations >= 0: the end of the block each one is in (in place where ``e`` is a scratch
-    # array: a million launches' copy less)
-    run_end = np.maximum.accumulate(e, out=e if in_place or e is not ends else None)
-    first = np.concatenate([[True], s[1:] > run_end[:-1]])
-    heads = np.flatnonzero(first)
-    tails = np.concatenate([heads[1:] - 1, [len(s) - 1]])
-    busy = float(np.cumsum(run_end[tails] - s[heads])[-1])
+    block_starts, block_ends = blocks(starts, ends, scratch=in_place)  # in start order
+    busy = float(np.cumsum(block_ends - block_starts)[-1])
     return clamp01(busy / span), busy, span
 
 

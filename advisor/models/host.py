@@ -244,8 +244,12 @@ def _id(value: object) -> int | None:
     return None if number < 0 else int(number)
 
 
-def blocks(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The union of [start, end) intervals as sorted disjoint blocks (starts, ends)."""
+def blocks(
+    start: np.ndarray, end: np.ndarray, scratch: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """The union of [start, end) intervals as sorted disjoint blocks (starts, ends).
+    ``scratch``: ``end`` is the caller's own array, which may be overwritten (a million
+    launches' copy less)."""
     if not len(start):
         return np.zeros(0), np.zeros(0)
     if bool((start[1:] >= start[:-1]).all()) and bool((end >= start).all()):
@@ -255,7 +259,7 @@ def blocks(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     else:
         order = np.lexsort((end, start))
         s, e = start[order], end[order]
-    reach = np.maximum.accumulate(e)
+    reach = np.maximum.accumulate(e, out=e if scratch or e is not end else None)
     first = np.concatenate([[True], s[1:] > reach[:-1]])
     heads = np.flatnonzero(first)
     tails = np.concatenate([heads[1:] - 1, [len(s) - 1]])
