@@ -14,6 +14,7 @@ overrides, controls) as ``\\u200b``-style escapes, so a name shows what it holds
 
 from __future__ import annotations
 
+import functools
 import importlib
 import itertools
 import math
@@ -219,17 +220,20 @@ def _mangled_outline(name: str) -> str | None:
     return outline + ("" if not rest else "()" if rest == "v" else "(…)")
 
 
+@functools.lru_cache(maxsize=4096)
 def _without_return_type(name: str) -> str:
     """``void k<int>(int*)`` -> ``k<int>(int*)``: a kernel returns nothing, the return type (all
     before the last space outside brackets ahead of the parameter list) is noise. A name without
-    a parameter list is kept as it is."""
+    a parameter list is kept as it is.  Remembered for the last names asked (a report asks for
+    each kernel's name from several places)."""
     depth, last_space, i = 0, -1, 0
     while i < len(name):
-        word = next((w for w in _OPAQUE if name.startswith(w, i)), None)
-        if word is not None:
-            i += len(word)
-            continue
         ch = name[i]
+        if ch in _OPAQUE_FIRSTS:
+            word = next((w for w in _OPAQUE if name.startswith(w, i)), None)
+            if word is not None:
+                i += len(word)
+                continue
         if ch in "<[":
             depth += 1
         elif ch in ">]" and depth:
@@ -276,6 +280,8 @@ def compact(name: str, limit: int = DISPLAY_NAME_CHARS) -> str:
 
 #: bracketed words that are names: the anonymous namespace (the demangler's and nsys' spelling)
 _OPAQUE = (ANONYMOUS, "<unnamed>")
+#: the characters those words start with
+_OPAQUE_FIRSTS = frozenset(w[0] for w in _OPAQUE)
 
 
 def _protect(name: str) -> str:

@@ -465,13 +465,14 @@ def build(
     ``host``: the profile's host view when the caller has built it already (None: it has none);
     built here when not given.  ``pages``: False leaves out what only the HTML and Markdown
     pages show and ``report --json`` does not write (the streams advice, the timeline, the
-    roofline chart): on a trace of a million launches the timeline alone holds some 100 MiB
-    of arrays at the run's peak."""
+    roofline chart, the spread of each kernel's launch times): on a trace of a million
+    launches the timeline alone holds some 100 MiB of arrays at the run's peak, and the
+    spreads take 50 ms."""
     data = to_json(analysis)
     app = data["application"]
     profilers = profilers_of(data)
     kernels = sorted(data["kernels"], key=lambda k: (-(k["share_of_gpu_time"] or 0.0), k["name"]))
-    spread_of = spreads(profile)
+    spread_of = spreads(profile) if pages else {}  # the timing table's columns only
     rows = [_row(i + 1, k, spread_of.get(k["name"])) for i, k in enumerate(kernels)]
     shown = rows[: detail_kernels + table_kernels]
     detailed = [(r, k) for r, k in zip(rows, kernels, strict=True) if r.computed]

@@ -45,7 +45,6 @@ from advisor.profile import Profile, Provenance
 from parsers.ncu.csv_layouts import PADDING_LIMIT_CELLS as _PADDING_CELLS
 from parsers.ncu.csv_layouts import PADDING_LIMIT_FACTOR as _PADDING_FACTOR
 from parsers.ncu.csv_layouts import Table, read_table
-from parsers.ncu.details_columns import FirstRead, arrow_details_columns
 from parsers.ncu.values import int_or_na
 from parsers.registry import Selection, TextFormat, register
 from parsers.source import Source, is_preamble
@@ -211,6 +210,8 @@ def one_details_table(src: Source) -> Table | None:
     if len(set(header)) < width or "Metric Unit" not in header:
         return None  # read_table's own message, from the row-by-row reading
     minimum = header.index("Metric Value") + 1
+    from parsers.ncu.details_columns import FirstRead, arrow_details_columns  # (pages only)
+
     first = FirstRead(raw, start, header, minimum)  # parses while the quoting is checked
     ends = _plain_rows(raw, start)
     if ends is None or not len(ends):

@@ -148,6 +148,16 @@ EDITS: list[tuple[str, Callable[[bytes], bytes], bool]] = [
     ("leading space", _edit_row(7, lambda r: b" " + r), False),
     ("unterminated quote", _edit_row(8, lambda r: r[:-1] + b'"x'), False),
     ("duplicate header column", lambda b: b.replace(b'"Rule Type"', b'"Rule Name"'), False),
+    # rule cells are stripped and an empty one is missing: taken per distinct text
+    (
+        "rule cells with spaces around them, one of spaces only",
+        lambda b: b.replace(
+            b'"SpeedOfLight","","","","SOLBottleneck","OPT"',
+            b'" SpeedOfLight","","","","SOLBottleneck ","  "',
+            1,
+        ).replace(b'"INF","DRAM', b'"INF"," DRAM', 1),
+        True,
+    ),
     # read as categoricals, cells that look like numbers stay the texts they are: launch "00"
     # is not launch "0", and "8.00" is not "8.0"
     ("numbers spelled two ways", lambda b: b.replace(b'\n"2","', b'\n"00","'), True),

@@ -268,9 +268,9 @@ def test_no_limiting_unit_is_claimed_without_speed_of_light(samples: Path, tmp_p
 def test_json_alone_builds_no_page_only_part_and_writes_the_same_verdict(
     tmp_path: Path, samples: Path
 ) -> None:
-    """``report --json`` without a page builds no timeline, streams advice nor roofline chart
-    (on a million-launch trace the timeline's arrays set the run's peak memory), and the JSON
-    is byte for byte the one written beside the pages."""
+    """``report --json`` without a page builds no timeline, streams advice, roofline chart nor
+    launch-time spreads (on a million-launch trace the timeline's arrays set the run's peak
+    memory), and the JSON is byte for byte the one written beside the pages."""
     from advisor import pipeline
     from advisor.report.build import verdict_json
 
@@ -279,6 +279,8 @@ def test_json_alone_builds_no_page_only_part_and_writes_the_same_verdict(
     lean, full = pipeline.build(run_, pages=False), pipeline.build(run_)
     assert (lean.timeline, lean.streams, lean.roofline) == (None, (), None)
     assert full.timeline is not None and full.streams  # the check can fail: a trace has both
+    assert all(r.spread is None for r in lean.table)
+    assert any(r.spread is not None for r in full.table)  # a trace times its launches
     assert verdict_json(lean) == verdict_json(full)
     alone, beside = tmp_path / "alone.json", tmp_path / "beside.json"
     assert run("report", str(trace), "--json", str(alone), "-q")[0] == 0

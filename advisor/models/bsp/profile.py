@@ -265,15 +265,20 @@ def launches_by_kernel(profile: Profile, kernels: list[str]) -> dict[str, Kernel
     counts = np.bincount(codes[named], minlength=len(names))
     bounds = np.concatenate([[0], np.cumsum(counts)]) + int(len(codes) - named.sum())
     del named, counts
+    # every column put in that order once: each kernel's launches are then a slice of it, in
+    # the same (launch) order as picking its rows out of each column
+    threads, known = threads[by_name], known[by_name]
+    durations, device_codes = durations[by_name], device_codes[by_name]
     out: dict[str, KernelLaunches] = {}
     for kernel in dict.fromkeys(kernels):
         at = where.get(kernel)
-        rows = by_name[bounds[at] : bounds[at + 1]] if at is not None else np.array([], int)
+        rows = slice(bounds[at], bounds[at + 1]) if at is not None else slice(0, 0)
         devices = pd.unique(device_codes[rows])
+        timed = durations[rows]
         out[kernel] = KernelLaunches(
-            count=len(rows),
-            threads=pd.Series(threads[rows[known[rows]]]),
-            durations=pd.Series(durations[rows][~np.isnan(durations[rows])]),
+            count=len(timed),
+            threads=pd.Series(threads[rows][known[rows]], copy=False),  # (new arrays)
+            durations=pd.Series(timed[~np.isnan(timed)], copy=False),
             devices=tuple(dict.fromkeys(str(device_names[c]) for c in devices if c >= 0)),
         )
     return out
