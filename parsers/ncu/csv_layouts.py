@@ -298,9 +298,8 @@ def _texts(cells: pd.Series, strip: bool = True) -> pd.Series:
     rows: about 60 ms of conversions fewer)."""
     import pyarrow as pa  # type: ignore[import-untyped]  # (as pandas' string dtype does)
 
-    words: list[str | None] = [str(w) for w in cells.cat.categories]
-    if strip:
-        words = [w.strip() or None for w in words]
+    texts = [str(w) for w in cells.cat.categories]
+    words: list[str | None] = [w.strip() or None for w in texts] if strip else list(texts)
     codes = cells.cat.codes.to_numpy().astype(np.int64)
     codes[codes < 0] = len(words)  # a missing cell: the last slot
     table = pa.array([*words, None], type=pa.large_string())
