@@ -465,9 +465,10 @@ def build(
     ``host``: the profile's host view when the caller has built it already (None: it has none);
     built here when not given.  ``pages``: False leaves out what only the HTML and Markdown
     pages show and ``report --json`` does not write (the streams advice, the timeline, the
-    roofline chart, the spread of each kernel's launch times): on a trace of a million
-    launches the timeline alone holds some 100 MiB of arrays at the run's peak, and the
-    spreads take 50 ms."""
+    roofline chart, the spread of each kernel's launch times, the predictions unless
+    :func:`_predictions_asked`): on a trace of a million launches the timeline alone holds
+    some 100 MiB of arrays at the run's peak, and the spreads and the BSP model's launches
+    take 50 and 35 ms."""
     data = to_json(analysis)
     app = data["application"]
     profilers = profilers_of(data)
@@ -521,7 +522,11 @@ def build(
         timeline=_timeline(profile) if pages else None,
         notes=for_inputs([*data["notes"], *_device_notes(data["device"])], profilers),
         analysis_json=data,
-        predictions=build_predictions(profile, kernels, model_inputs),
+        predictions=(
+            build_predictions(profile, kernels, model_inputs)
+            if pages or _predictions_asked(model_inputs)
+            else None
+        ),
         roofline=build_roofline(profile, kernels, data["device"]) if pages else None,
         verdict=lead_with_limit(
             replace(
@@ -545,6 +550,17 @@ def build(
         ),
         profilers=profilers,
         host=host_view(profile) if host is _NOT_GIVEN else host,
+    )
+
+
+def _predictions_asked(inputs: ModelInputs) -> bool:
+    """Whether the predictions are built without a page to show them: ``--predict-gpu`` carries
+    them into the JSON (``bsp_other_gpus``), and a model description given on the command line
+    (``--app``, ``--kernels``) is read against the profile whatever is written."""
+    return (
+        bool(inputs.predict_gpus)
+        or inputs.app is not None
+        or (inputs.kernel_description is not None)
     )
 
 

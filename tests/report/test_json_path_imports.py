@@ -1,7 +1,7 @@
 """What ``report --json`` builds without loading: the pages' timeline and the MAX/SUM model.
 
-The JSON report still builds the report's values (the verdict, the predictions) but not the
-timeline only the HTML and Markdown pages show, nor the MAX/SUM model without ``--kernels``;
+The JSON report still builds the report's values (the verdict) but not the timeline nor the
+predictions only the HTML and Markdown pages show, nor the MAX/SUM model without ``--kernels``;
 their modules load where they are used.  Each check runs a fresh interpreter (this process
 has long imported everything) and reads its ``sys.modules`` after the build.
 """
@@ -20,7 +20,10 @@ import json, sys
 from advisor import pipeline
 run = pipeline.analyse([sys.argv[1]])
 report = pipeline.build(run, pages=sys.argv[2] == "pages")
-assert report.predictions.bsp is not None
+if sys.argv[2] == "pages":
+    assert report.predictions is not None and report.predictions.bsp is not None
+else:
+    assert report.predictions is None  # (no --predict-gpu, --app nor --kernels)
 modules = ("advisor.report.timeline", "advisor.models.maxsum", "advisor.models.maxsum.measured")
 print(json.dumps([m for m in modules if m in sys.modules]))
 """

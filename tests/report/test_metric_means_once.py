@@ -58,8 +58,9 @@ def test_one_computation_per_build_and_no_profile_kept(
 
     monkeypatch.setattr(roofline, "means_by_kernel", spy)
     run = pipeline.analyse([str(page)])
-    report = pipeline.build(run, pages=False)
-    assert report.predictions.bsp is not None and report.verdict is not None
+    report = pipeline.build(run)  # the pages: the predictions and the roofline chart too
+    assert report.predictions is not None and report.predictions.bsp is not None
+    assert report.verdict is not None and report.roofline is not None
     assert len(calls) == 1 and calls[0] is run.profile.metrics
     pipeline.build(run, pages=False)
     assert len(calls) == 1  # the same frame: the means kept

@@ -269,6 +269,23 @@ def test_no_report_prediction_under_its_floor(
         assert [f for _, f, _ in view.form_choice] == ["roofline"]
 
 
+def test_predict_gpu_with_json_alone_writes_the_json_written_beside_the_pages(
+    tuning_families: Path, tmp_path: Path
+) -> None:
+    """``report --json`` alone builds no predictions (the pages show them), except those
+    ``--predict-gpu`` carries into the JSON: the same bytes as beside the pages."""
+    path = str(tuning_families / RELU_V3)
+    alone, beside = tmp_path / "alone.json", tmp_path / "beside.json"
+    gpus = ["--predict-gpu", "H100 PCIe,RTX 4090", "-q"]
+    result = CliRunner().invoke(main, ["report", path, "--json", str(alone), *gpus])
+    assert result.exit_code == 0, result.output
+    pages = ["-o", str(tmp_path / "r.html")]
+    result = CliRunner().invoke(main, ["report", path, "--json", str(beside), *pages, *gpus])
+    assert result.exit_code == 0, result.output
+    assert alone.read_bytes() == beside.read_bytes()
+    assert len(json.loads(alone.read_text("utf-8"))["bsp_other_gpus"]) == 2
+
+
 def test_report_predict_gpu_default_form_and_floor(
     tuning_families: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

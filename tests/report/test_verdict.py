@@ -268,9 +268,9 @@ def test_no_limiting_unit_is_claimed_without_speed_of_light(samples: Path, tmp_p
 def test_json_alone_builds_no_page_only_part_and_writes_the_same_verdict(
     tmp_path: Path, samples: Path
 ) -> None:
-    """``report --json`` without a page builds no timeline, streams advice, roofline chart nor
-    launch-time spreads (on a million-launch trace the timeline's arrays set the run's peak
-    memory), and the JSON is byte for byte the one written beside the pages."""
+    """``report --json`` without a page builds no timeline, streams advice, roofline chart,
+    launch-time spreads nor predictions (on a million-launch trace the timeline's arrays set the
+    run's peak memory), and the JSON is byte for byte the one written beside the pages."""
     from advisor import pipeline
     from advisor.report.build import verdict_json
 
@@ -280,6 +280,7 @@ def test_json_alone_builds_no_page_only_part_and_writes_the_same_verdict(
     assert (lean.timeline, lean.streams, lean.roofline) == (None, (), None)
     assert full.timeline is not None and full.streams  # the check can fail: a trace has both
     assert all(r.spread is None for r in lean.table)
+    assert lean.predictions is None and full.predictions is not None  # BSP: pages only
     assert any(r.spread is not None for r in full.table)  # a trace times its launches
     assert verdict_json(lean) == verdict_json(full)
     alone, beside = tmp_path / "alone.json", tmp_path / "beside.json"
