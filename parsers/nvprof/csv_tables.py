@@ -158,10 +158,9 @@ def unit_factor(src: Source, block: Block, name: str, base: str) -> float | None
     return factor
 
 
-def _factors(src: Source, blocks: list[Block], name: str, base: str) -> np.ndarray:
-    """Per row, the factor of column ``name`` from its own block's units row; NaN where the
-    block does not give the unit."""
-    per_block = [unit_factor(src, b, name, base) for b in blocks]
+def _per_row(per_block: list[float | None], blocks: list[Block]) -> np.ndarray:
+    """Per row, the factor of its own block (``per_block``: from each block's units row); NaN
+    where the block does not give the unit."""
     return np.repeat(
         np.array([math.nan if f is None else f for f in per_block], dtype=float),
         [b.n_rows for b in blocks],
@@ -182,8 +181,10 @@ def _time(
     src: Source, blocks: list[Block], frame: pd.DataFrame, name: str, notes: list[str]
 ) -> pd.Series:
     factors = [time_factor(src, b, name, notes) for b in blocks]
-    per_row = np.repeat(np.array(factors, dtype=float), [b.n_rows for b in blocks])
     values = number_column(src, blocks[0], frame, name)
+    if len(set(factors)) == 1:  # one unit for every row (a trace of one block): no per-row array
+        return values if factors[0] == 1.0 else values * factors[0]
+    per_row = np.repeat(np.array(factors, dtype=float), [b.n_rows for b in blocks])
     return values if bool((per_row == 1.0).all()) else values * per_row
 
 
@@ -192,7 +193,10 @@ def _size(
 ) -> pd.Series:
     """A size column in bytes; without a unit only zeros are kept (0 is 0 in any unit)."""
     values = number_column(src, blocks[0], frame, name)
-    factors = _factors(src, blocks, name, "byte")
+    per_block = [unit_factor(src, b, name, "byte") for b in blocks]
+    if len(set(per_block)) == 1 and per_block[0] is not None:  # one printed unit for every row
+        return values if per_block[0] == 1.0 else values * per_block[0]
+    factors = _per_row(per_block, blocks)
     unknown = np.isnan(factors) & values.notna().to_numpy() & (values != 0).to_numpy()
     if unknown.any():
         note(

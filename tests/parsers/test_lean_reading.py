@@ -119,3 +119,11 @@ def test_whole_numbers() -> None:
     assert not arrow_csv.whole_numbers(np.array([1.0, 1.5]))
     assert not arrow_csv.whole_numbers(np.array([np.inf]))
     assert not arrow_csv.whole_numbers(np.array([1e20]))
+    assert arrow_csv.whole_numbers(np.array([], dtype=float))
+    # looked at a chunk at a time: a fraction in the last value of any chunk is found
+    n = 3 * arrow_csv.WHOLE_CHUNK + 5
+    for at in (0, arrow_csv.WHOLE_CHUNK - 1, arrow_csv.WHOLE_CHUNK, n - 1):
+        values = np.arange(n, dtype=float)
+        assert arrow_csv.whole_numbers(values)
+        values[at] += 0.5
+        assert not arrow_csv.whole_numbers(values), at
