@@ -255,7 +255,7 @@ def _rules(frame: pd.DataFrame, comma: bool) -> pd.DataFrame | None:
 
     def column(name: str) -> pd.Series:
         values = rows[name] if name in rows.columns else blank
-        return _texts(values) if _categorical(values) else _stripped(values).replace("", None)
+        return _texts(values)
 
     speedups = rows.get("Estimated Speedup", blank)
     if isinstance(speedups.dtype, pd.CategoricalDtype):  # one parse per distinct cell
@@ -271,11 +271,7 @@ def _rules(frame: pd.DataFrame, comma: bool) -> pd.DataFrame | None:
     return pd.DataFrame(
         {
             "launch_id": rows["_launch"],
-            "kernel": (
-                _texts(rows["Kernel Name"], strip=False)
-                if _categorical(rows["Kernel Name"])
-                else _as_objects(rows[["Kernel Name"]])["Kernel Name"]
-            ),
+            "kernel": _texts(rows["Kernel Name"], strip=False),
             "section": column("Section Name"),
             "rule": column("Rule Name"),
             "rule_type": column("Rule Type"),
@@ -286,16 +282,14 @@ def _rules(frame: pd.DataFrame, comma: bool) -> pd.DataFrame | None:
     )
 
 
-def _categorical(cells: pd.Series) -> bool:
-    return isinstance(cells.dtype, pd.CategoricalDtype)
-
-
 def _texts(cells: pd.Series, strip: bool = True) -> pd.Series:
-    """A categorical column's texts in the schema's text dtype (:data:`advisor.schema.STR`), each
-    category converted once: ``strip``: stripped, an empty one missing (as
-    ``_stripped(cells).replace("", None)``); else as they are.  The same values as the object
-    column the schema would convert text by text (a million-row details page's 48,000 rule
-    rows: about 60 ms of conversions fewer)."""
+    """A rule column's texts: ``strip``: each stripped, an empty one missing; else as they are.
+    An object column (the row-by-row reading) stays objects, which the schema converts text by
+    text; a categorical one (a details page read by columns) goes into the schema's text dtype
+    (:data:`advisor.schema.STR`) with each category converted once (a million-row details
+    page's 48,000 rule rows: about 60 ms of conversions fewer).  The same values either way."""
+    if not isinstance(cells.dtype, pd.CategoricalDtype):
+        return cells.str.strip().replace("", None) if strip else cells
     import pyarrow as pa  # type: ignore[import-untyped]  # (as pandas' string dtype does)
 
     texts = [str(w) for w in cells.cat.categories]
@@ -304,17 +298,6 @@ def _texts(cells: pd.Series, strip: bool = True) -> pd.Series:
     codes[codes < 0] = len(words)  # a missing cell: the last slot
     table = pa.array([*words, None], type=pa.large_string())
     return pd.Series(pd.arrays.ArrowStringArray(table.take(pa.array(codes))), copy=False)
-
-
-def _stripped(cells: pd.Series) -> pd.Series:
-    """``cells.str.strip()`` as object texts; a categorical column stripped once per category."""
-    if not isinstance(cells.dtype, pd.CategoricalDtype):
-        return cells.str.strip()
-    categories = cells.cat.categories
-    words = np.empty(len(categories) + 1, dtype=object)  # the last one for a missing cell
-    words[:-1] = [str(w).strip() for w in categories]
-    words[-1] = np.nan
-    return pd.Series(words[cells.cat.codes.to_numpy()], dtype=object)
 
 
 def _summary(frame: pd.DataFrame) -> Frames:

@@ -49,10 +49,22 @@ def test_first_values_on_codes_are_those_on_texts(seed: int, column: str) -> Non
 
 
 def test_stripped_categorical_is_str_strip() -> None:
-    cells = pd.Series([" a ", "", "b", "  ", " a "], dtype=object)
-    stripped = csv_layouts._stripped(cells.astype("category"))
-    assert stripped.dtype == object
-    assert stripped.tolist() == cells.str.strip().tolist() == ["a", "", "b", "", "a"]
+    """A rule column stripped once per category (a details page read by columns) holds the
+    values ``str.strip`` gives the object column of the row-by-row reading, an empty text
+    missing; unstripped, the texts as they are."""
+    cells = pd.Series([" a ", "", "b", "  ", " a ", None], dtype=object)
+    stripped = csv_layouts._texts(cells.astype("category"))
+    assert stripped.dtype == pd.StringDtype()
+    by_rows = csv_layouts._texts(cells)
+    assert by_rows.dtype == object
+    assert stripped.astype(object).where(stripped.notna(), None).tolist() == [
+        "a", None, "b", None, "a", None
+    ]  # fmt: skip
+    assert by_rows.where(by_rows.notna(), None).tolist() == ["a", None, "b", None, "a", None]
+    kept = csv_layouts._texts(cells.astype("category"), strip=False)
+    assert kept.astype(object).where(kept.notna(), None).tolist() == [
+        " a ", "", "b", "  ", " a ", None
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize("size", [7, 1 << 23])
