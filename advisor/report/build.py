@@ -877,7 +877,7 @@ def limiting_units(
     chosen = [k for i, k in enumerate(ranked) if i == 0 or k["share_of_gpu_time"] > LIMIT_SHARE]
     if not chosen:
         return ()
-    means = kernel_metric_means(profile)
+    means = kernel_metric_means(profile, [k["name"] for k in chosen])
     out = []
     for k in chosen:
         metrics = means.get(k["name"], {})

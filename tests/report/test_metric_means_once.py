@@ -68,3 +68,29 @@ def test_one_computation_per_build_and_no_profile_kept(
     del run, report, calls[:]
     gc.collect()
     assert kept() is None
+
+
+def test_json_alone_computes_the_limiting_kernels_means_only(
+    page: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``report --json`` alone (no pages) computes the means of the kernels whose limiting unit
+    it names, not of every kernel, and names the same units as the pages' build."""
+    calls: list[Any] = []
+    real = roofline.means_by_kernel
+
+    def spy(frame: Any, kernels: Any = None) -> Any:
+        calls.append(kernels)
+        return real(frame, kernels)
+
+    run = pipeline.analyse([str(page)])
+    monkeypatch.setattr(roofline, "means_by_kernel", spy)
+    alone = pipeline.build(run, pages=False)
+    assert alone.verdict is not None and alone.verdict.limits
+    assert len(calls) == 1 and calls[0] is not None
+    assert sorted(calls[0]) == sorted(u.kernel for u in alone.verdict.limits)
+    assert len(calls[0]) < len(run.profile.kernel_names())
+    assert not roofline._MEANS or roofline._MEANS[0][0]() is not run.profile.metrics
+    fresh = pipeline.analyse([str(page)])
+    paged = pipeline.build(fresh)
+    assert paged.verdict is not None
+    assert paged.verdict.limits == alone.verdict.limits
