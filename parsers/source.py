@@ -22,6 +22,7 @@ import stat
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
+from advisor import readahead
 from advisor.errors import MalformedInput, UnreadableInput
 
 #: lines the profilers print around their tables (never data), and "# " comment lines that
@@ -286,7 +287,11 @@ def read_bytes(path: str | Path, limit: int | None = None) -> bytes:
     except OSError as exc:
         raise UnreadableInput(str(path), f"cannot read: {exc.strerror or exc}") from exc
     with os.fdopen(fd, "rb") as handle:
-        _require_regular(path, os.fstat(fd).st_mode)  # replaced since the first look
+        info = os.fstat(fd)
+        _require_regular(path, info.st_mode)  # replaced since the first look
+        ahead = readahead.take(info) if limit is None else None
+        if ahead is not None:  # read while the modules loaded, and unchanged since
+            return ahead
         try:
             return handle.read() if limit is None else handle.read(limit)
         except OSError as exc:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from advisor import disassembly, progress
+from advisor import disassembly, progress, readahead
 from advisor.cli import loading, options
 from advisor.devices.database import find_device
 from advisor.errors import EXIT_GATE, UnreadableInput, UsageError, one_line
@@ -139,9 +139,11 @@ def report_cmd(
     (--json).
 
     With --per-file, every profile in the FILE folders gets its own report, plus an index."""
-    if not per_file:  # SASS disassembled on the other core while the modules load
-        disassembly.start(files)
+    if not per_file:  # SASS disassembled, or a page read, on the other core while the
+        disassembly.start(files)  # modules load
         click.get_current_context().call_on_close(disassembly.stop)
+        readahead.start(files)
+        click.get_current_context().call_on_close(readahead.drop)
     with loading.modules():
         from advisor import pipeline
         from advisor.report import gates
