@@ -38,13 +38,16 @@ ImportNode = ast.Import | ast.ImportFrom | ast.Call
 
 #: the ``advisor`` modules the readers may import (besides anything in ``parsers``):
 #: ``advisor.ncu_read`` holds the records of an Nsight Compute report read with the standard
-#: library only, so that the report command's helper process can read them without pandas
+#: library only, so that the report command's helper process can read them without pandas;
+#: ``advisor.readahead`` (standard library only too) holds a file read while the command's
+#: modules load, which ``parsers.source.read_bytes`` takes (``parsers`` itself loads pandas)
 PARSERS_MAY_IMPORT = (
     "advisor.errors",
     "advisor.profile",
     "advisor.schema",
     "advisor.metric_map",
     "advisor.ncu_read",
+    "advisor.readahead",
     "advisor.text",
 )
 #: the presentation layers: nothing below them imports them
