@@ -142,3 +142,14 @@ def test_a_read_that_fails_leaves_the_command_its_own(
     assert read_bytes(details) == details.read_bytes()
     assert not readahead._READS
     assert capsys.readouterr().err == ""
+
+
+def test_a_command_that_stops_before_reading_keeps_nothing(details: Path, tmp_path: Path) -> None:
+    """An output naming the input is refused before anything is read: the read ahead is
+    forgotten (not waited for), and the input is untouched."""
+    before = details.read_bytes()
+    result = CliRunner().invoke(main, ["report", str(details), "--json", str(details)])
+    assert result.exit_code == 2
+    assert "refusing to overwrite an input file" in result.output
+    assert not readahead._READS
+    assert details.read_bytes() == before
