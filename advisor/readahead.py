@@ -24,6 +24,7 @@ import os
 import stat
 import threading
 from collections.abc import Sequence
+from typing import BinaryIO
 
 #: the smallest file read ahead (a smaller one is read in a few milliseconds)
 MIN_BYTES = 4 << 20
@@ -35,6 +36,11 @@ LOOK = 1 << 16
 Identity = tuple[int, int, int, int]
 
 _READS: dict[tuple[int, int], _Read] = {}
+
+
+def _open(path: str) -> BinaryIO:
+    """``path`` opened for reading without waiting (a FIFO put in its place never blocks)."""
+    return os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb")
 
 
 def _identity(info: os.stat_result) -> Identity:
@@ -53,8 +59,7 @@ class _Read:
 
     def _run(self) -> None:
         try:
-            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-            with os.fdopen(fd, "rb") as handle:
+            with _open(self.path) as handle:
                 if _identity(os.fstat(handle.fileno())) == self.identity:
                     self.data = handle.read()
         except Exception:  # (out of memory too) the command's own read then reports it
@@ -74,8 +79,7 @@ def _qualifies(path: str) -> Identity | None:
         info = os.stat(path)
         if not stat.S_ISREG(info.st_mode) or info.st_size < MIN_BYTES:
             return None
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # never waits on a FIFO
-        with os.fdopen(fd, "rb") as handle:
+        with _open(path) as handle:
             start = handle.read(LOOK)
     except OSError:
         return None

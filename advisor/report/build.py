@@ -558,9 +558,7 @@ def _predictions_asked(inputs: ModelInputs) -> bool:
     them into the JSON (``bsp_other_gpus``), and a model description given on the command line
     (``--app``, ``--kernels``) is read against the profile whatever is written."""
     return (
-        bool(inputs.predict_gpus)
-        or inputs.app is not None
-        or (inputs.kernel_description is not None)
+        bool(inputs.predict_gpus) or inputs.app is not None or inputs.kernel_description is not None
     )
 
 

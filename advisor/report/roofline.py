@@ -267,11 +267,17 @@ def metric_means(profile: Profile) -> dict[str, list[tuple[str, float]]]:
     not depend on which other kernels are asked for, so the predictions' subset is read from
     here.  The frame is held weakly: the means do not keep a profile alive."""
     frame = profile.metrics
-    if _MEANS and _MEANS[0][0]() is frame:
-        return _MEANS[0][1]
+    kept = _kept_means(frame)
+    if kept is not None:
+        return kept
     means = means_by_kernel(frame)
     _MEANS[:] = [(weakref.ref(frame), means)]
     return means
+
+
+def _kept_means(frame: pd.DataFrame) -> dict[str, list[tuple[str, float]]] | None:
+    """The means :func:`metric_means` keeps for ``frame``, or None."""
+    return _MEANS[0][1] if _MEANS and _MEANS[0][0]() is frame else None
 
 
 def kernel_metric_means(
@@ -284,11 +290,13 @@ def kernel_metric_means(
     (:func:`metric_means`), only theirs are computed, and not kept: ``report --json`` alone
     reads the limiting units of a few kernels and nothing else (a raw page's 36 kernels of
     some 460 metrics each: about 30 ms).  A kernel's means are the same either way."""
-    frame = profile.metrics
-    if kernels is None or (_MEANS and _MEANS[0][0]() is frame):
-        every = metric_means(profile)
-    else:
-        every = means_by_kernel(frame, list(kernels))
+    every = _kept_means(profile.metrics)
+    if every is None:
+        every = (
+            metric_means(profile)
+            if kernels is None
+            else means_by_kernel(profile.metrics, list(kernels))
+        )
     out: dict[str, dict[str, float]] = {}
     for kernel, means in every.items():
         kept = {metric: mean for metric, mean in means if not math.isnan(mean)}
