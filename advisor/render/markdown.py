@@ -465,6 +465,12 @@ def _table(view: _View, rows: Iterable[KernelRow]) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: what the headroom's cap is, on both pages (Decision L1: no estimate promises a launch
+#: shorter than :data:`advisor.criteria.engine.speedups.MIN_LAUNCH_NS`, the shortest launch
+#: seen in real profiles; the pages' figures are the JSON's, so the floor is named, not printed)
+LAUNCH_FLOOR = "no estimate promises a launch shorter than the shortest seen in real profiles"
+
+
 def _legend(view: _View) -> str:
     parts = ["Time: all launches (×N: N launches)."]
     if 2 in view.columns:
@@ -472,8 +478,7 @@ def _legend(view: _View) -> str:
     if 3 in view.columns:
         parts.append(
             "Headroom: 1 / the fraction of peak the kernel already uses (DRAM or FLOPs, else its "
-            "busiest unit), capped at the launch floor (no launch runs faster than the shortest "
-            "one measured)."
+            f"busiest unit), capped at the launch floor ({LAUNCH_FLOOR})."
         )
     if 4 in view.columns:
         parts.append(

@@ -22,6 +22,7 @@ from advisor.criteria.engine.hints import MIN_SHARE_OF_GPU_TIME, THRESHOLDS
 from advisor.render import charts
 from advisor.render.display import shorten, speedup_text, visible_text
 from advisor.render.host_markdown import hostsync_note
+from advisor.render.markdown import LAUNCH_FLOOR
 from advisor.render.markdown import MARKDOWN_MAX_CHARS as MARKDOWN_MAX_CHARS
 from advisor.render.markdown import markdown as markdown
 from advisor.render.markdown import md_escape as md_escape
@@ -74,6 +75,7 @@ def html(report: Report) -> str:
         criteria_charts=charts_by_rank,
         detail_ranks=set(charts_by_rank),
         short_names=CRITERIA_SHORT,
+        launch_floor=LAUNCH_FLOOR,
         spread_names=SPREAD_NAMES,
         roofline_chart=(
             charts.roofline_chart(report.roofline)
