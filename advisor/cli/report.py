@@ -139,8 +139,9 @@ def report_cmd(
     (--json).
 
     With --per-file, every profile in the FILE folders gets its own report, plus an index."""
-    if not per_file:  # SASS disassembled, or a page read, on the other core while the
-        disassembly.start(files)  # modules load
+    if not per_file:
+        # SASS disassembled, and a page read, on the other core while the modules load
+        disassembly.start(files)
         click.get_current_context().call_on_close(disassembly.stop)
         readahead.start(files)
         click.get_current_context().call_on_close(readahead.drop)
