@@ -54,8 +54,19 @@ NOT_APPLICABLE_NOTE = (
 
 
 def is_communication_name(name: object) -> bool:
-    """Whether a kernel name is that of a communication library's kernel."""
-    return isinstance(name, str) and NAME_PATTERN.search(name) is not None
+    """Whether a kernel name is that of a communication library's kernel (:data:`NAME_PATTERN`).
+
+    An ASCII name is lowered and searched for the pattern's three words: the same answer (no
+    other ASCII letter matches them ignoring case), about eight times faster than the case-blind
+    pattern (benchmarks/bench_scale.py, ``nsys-distinct-names-csv``: 900,000 names, 2.1 ->
+    0.24 s).  Any other name is searched with the pattern, whose case folding also matches
+    letters such as the long s (U+017F)."""
+    if not isinstance(name, str):
+        return False
+    if name.isascii():
+        lowered = name.lower()
+        return "nccl" in lowered or "rccl" in lowered or "msccl" in lowered
+    return NAME_PATTERN.search(name) is not None
 
 
 def communication_mask(launches: pd.DataFrame) -> np.ndarray:

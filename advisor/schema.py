@@ -433,7 +433,7 @@ def _in_schema_form(codes: np.ndarray, labels: pd.Index) -> bool:
     checked without hashing them (a column of many distinct names)."""
     if labels.dtype != object or not labels.is_monotonic_increasing:
         return False
-    if not all(type(w) is str for w in labels):
+    if not set(map(type, labels.to_numpy())) <= {str}:  # (no Python call per label)
         return False
     used = codes[codes >= 0]
     return bool((np.bincount(used, minlength=len(labels)) > 0).all()) if len(labels) else True

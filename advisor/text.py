@@ -6,7 +6,10 @@ from __future__ import annotations
 
 def printable(text: str) -> str:
     """``text`` with every character UTF-8 cannot encode (a lone surrogate) written as its
-    escape (``\\udcff``); any other text is returned as it is."""
+    escape (``\\udcff``); any other text is returned as it is (an ASCII one without encoding
+    it: a flag of the string says so)."""
+    if text.isascii():
+        return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

@@ -136,7 +136,7 @@ def printable_column(series: pd.Series) -> pd.Series:
     :func:`printable` applied once per distinct value; other columns as they are."""
     if isinstance(series.dtype, pd.CategoricalDtype):
         words = series.cat.categories
-        if words.dtype != object:
+        if words.dtype != object or _ascii_texts(words):
             return series
         fixed = [printable(w) if isinstance(w, str) else w for w in words]
         if fixed == list(words):
@@ -152,6 +152,14 @@ def printable_column(series: pd.Series) -> pd.Series:
         return series
     values = np.array([*fixed, None], dtype=object)[codes]
     return pd.Series(values, index=series.index, dtype=object)
+
+
+def _ascii_texts(words: pd.Index) -> bool:
+    """Whether every word is a ``str`` of ASCII characters (which :func:`printable` returns as
+    they are), looked at without a Python call per word (900,000 distinct kernel names,
+    benchmarks/bench_scale.py ``nsys-distinct-names-csv``: 0.14 -> 0.04 s)."""
+    texts = words.to_numpy()  # (an object array is walked faster than the Index)
+    return set(map(type, texts)) <= {str} and all(map(str.isascii, texts))
 
 
 def printable_frame(frame: pd.DataFrame | None) -> pd.DataFrame | None:

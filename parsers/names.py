@@ -26,7 +26,10 @@ _TRANSFER = re.compile(
 
 def split_correlation(name: str) -> tuple[str, int | None]:
     """``'matMul(float*, int) [110]'`` -> ``('matMul(float*, int)', 110)``; a number too large
-    for an id is no correlation suffix."""
+    for an id is no correlation suffix.  A name that does not end with ``]`` (or ``]`` and a
+    final newline, which ``$`` allows) is not searched: most do not, and a search scans it."""
+    if not name.endswith("]") and not name.endswith("]\n"):
+        return name, None
     m = _CORR_SUFFIX.search(name)
     if not m or not fits_int(int(m.group(1))):
         return name, None
@@ -60,7 +63,10 @@ def transfer_kind(name: str) -> str | None:
     ``[CUDA memcpy HtoD]`` and ``[CUDA memcpy Host-to-Device]`` -> ``HtoD``; ``[CUDA memset]`` ->
     ``memset``; ``[CUDA Unified Memory memcpy DtoH]`` -> ``UM-DtoH``.
     """
-    m = _TRANSFER.match(name.strip())
+    bare = name.strip()
+    if not bare.startswith("["):  # the pattern's first character: a kernel, at once
+        return None
+    m = _TRANSFER.match(bare)
     if not m:
         return None
     if m.group(2) is None or m.group(2).lower() == "memset":

@@ -144,7 +144,7 @@ def evaluate(
     total_ns = sum(k.duration_ns for k in kernels if k.duration_ns is not None)
     total_ns += folded.duration_ns if folded is not None else 0.0
     rules = _rules_by_kernel(scored)
-    comm = communication_kernels(profile)
+    comm = communication_kernels(scored)  # the kernels analysed (all rows of each are kept)
     sources = getattr(profile, "instruction_sources", None) or {}
     analyses = []
     for k in kernels:

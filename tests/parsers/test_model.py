@@ -195,10 +195,50 @@ def test_gpu_activity_frames_splits_kernels_and_transfers() -> None:
         ("[CUDA memset]", "memset"),
         ("[CUDA Unified Memory memcpy DtoH]", "UM-DtoH"),
         ("void kernel<int=32>(float*)", None),
+        ("  [CUDA memcpy DtoD]\n", "DtoD"),  # stripped first: a cell read with its spaces
+        ("kernel [CUDA memset]", None),  # the pattern is anchored at the start
     ],
 )
 def test_transfer_kind(text: str, kind: str | None) -> None:
     assert names.transfer_kind(text) == kind
+
+
+@pytest.mark.parametrize(
+    ("name", "split"),
+    [
+        ("matMul(float*, int) [110]", ("matMul(float*, int)", 110)),
+        ("matMul(float*, int) [110]\n", ("matMul(float*, int)", 110)),  # ``$``: before a newline
+        ("matMul(float*, int) [110] ", ("matMul(float*, int) [110] ", None)),
+        ("k<[3]>(int)", ("k<[3]>(int)", None)),
+        ("k[3]", ("k[3]", None)),  # no space before the bracket
+        ("k [x]", ("k [x]", None)),
+    ],
+)
+def test_split_correlation(name: str, split: tuple[str, int | None]) -> None:
+    assert names.split_correlation(name) == split
+
+
+def test_kernel_names_are_the_used_names_sorted_from_any_table() -> None:
+    launches = pd.DataFrame({"name": ["b", "c", "a", "c"], "duration_ns": [1.0, 2.0, 3.0, 4.0]})
+    prof = Profile(provenance=(PROV,), launches=launches)
+    assert prof.kernel_names() == ["a", "b", "c"]
+    # rows taken away keep their categories: the names no row uses are not kernel names
+    fewer = prof.launches[prof.launches["name"] != "b"]
+    assert len(fewer["name"].cat.categories) == 3
+    one_table = Profile(provenance=(PROV,), launches=schema.empty("launches"))
+    one_table.launches = fewer
+    assert one_table.kernel_names() == ["a", "c"]
+    # unsorted categories, or names in two tables: the same answer, found by sorting them
+    words = pd.Index(["z", "x", "y"], dtype=object)
+    unsorted = pd.Series(pd.Categorical(["z", "y"], categories=words))
+    one_table.launches = pd.DataFrame({"name": unsorted})
+    assert one_table.kernel_names() == ["y", "z"]
+    two = Profile(
+        provenance=(PROV,),
+        launches=pd.DataFrame({"name": ["b", "a"]}),
+        kernel_summary=pd.DataFrame({"name": ["d", "a"]}),
+    )
+    assert two.kernel_names() == ["a", "b", "d"]
 
 
 def test_device_and_dims_parsing() -> None:

@@ -40,6 +40,19 @@ def test_classifier_by_name(name: str | None, expected: bool) -> None:
     assert cm.is_communication_name(name) is expected
 
 
+@pytest.mark.parametrize(
+    "name",
+    [
+        *("NcClKernel", "xRCCLy", "MsCcL_sum", "mccl", "n ccl", "ncc"),
+        *("m\u017fccl_sum", "\u0130nccl", "k\u212a"),  # not ASCII: the pattern's case folding
+    ],
+)
+def test_classifier_answers_as_the_case_blind_pattern(name: str) -> None:
+    # ASCII names take a lowered search, others the pattern: both answer as the pattern does
+    # (the long s U+017F matches "s" ignoring case, so "m\u017fccl" is MSCCL's)
+    assert cm.is_communication_name(name) is (cm.NAME_PATTERN.search(name) is not None)
+
+
 def test_collective_arg_marks_a_kernel_without_a_library_name() -> None:
     frame = pd.DataFrame(
         {
