@@ -148,9 +148,7 @@ def _used_sorted_texts(column: pd.Series) -> list[str] | None:
     if not isinstance(column.dtype, pd.CategoricalDtype):
         return None
     words = column.cat.categories
-    if words.dtype != object or not words.is_monotonic_increasing:
-        return None
-    if not set(map(type, words.to_numpy())) <= {str}:
+    if not schema.sorted_texts(words):
         return None
     codes = column.cat.codes.to_numpy()
     used = np.bincount(codes[codes >= 0], minlength=len(words)) > 0

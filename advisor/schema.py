@@ -428,12 +428,22 @@ def _categorical(series: pd.Series) -> pd.Series:
     return pd.Series(out, copy=False)
 
 
+def only_texts(labels: pd.Index) -> bool:
+    """Whether every label is a ``str`` (not a subclass), looked at without a Python call per
+    label (an object array is walked faster than the Index)."""
+    return set(map(type, labels.to_numpy())) <= {str}
+
+
+def sorted_texts(labels: pd.Index) -> bool:
+    """Whether ``labels`` (categories: distinct) are ``str`` objects in sorted order, the order
+    ``sorted`` gives them: the schema's categories, however many (no hashing)."""
+    return bool(labels.dtype == object and labels.is_monotonic_increasing) and only_texts(labels)
+
+
 def _in_schema_form(codes: np.ndarray, labels: pd.Index) -> bool:
     """Categories already texts, sorted and all used (categories are distinct by construction):
     checked without hashing them (a column of many distinct names)."""
-    if labels.dtype != object or not labels.is_monotonic_increasing:
-        return False
-    if not set(map(type, labels.to_numpy())) <= {str}:  # (no Python call per label)
+    if not sorted_texts(labels):
         return False
     used = codes[codes >= 0]
     return bool((np.bincount(used, minlength=len(labels)) > 0).all()) if len(labels) else True
