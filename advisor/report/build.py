@@ -39,7 +39,14 @@ from advisor.criteria.engine.hints import THRESHOLDS, kernels_of
 from advisor.criteria.engine.speedups import application_gain
 from advisor.errors import InputError, UsageError
 from advisor.profile import Profile
-from advisor.render.display import compact, criterion_value, readable_name, share, speedup_text
+from advisor.render.display import (
+    compact,
+    criterion_value,
+    distinct_names,
+    readable_name,
+    share,
+    speedup_text,
+)
 from advisor.report.headroom import FEWER_BYTES, roofline_headroom
 from advisor.report.host_view import HostView, host_view
 from advisor.report.missing import (
@@ -474,18 +481,21 @@ def build(
     profilers = profilers_of(data)
     kernels = sorted(data["kernels"], key=lambda k: (-(k["share_of_gpu_time"] or 0.0), k["name"]))
     spread_of = spreads(profile) if pages else {}  # the timing table's columns only
-    rows = [_row(i + 1, k, spread_of.get(k["name"])) for i, k in enumerate(kernels)]
+    names = display_names(kernels)
+    rows = [_row(i + 1, k, names, spread_of.get(k["name"])) for i, k in enumerate(kernels)]
     shown = rows[: detail_kernels + table_kernels]
     detailed = [(r, k) for r, k in zip(rows, kernels, strict=True) if r.computed]
     located = locations or {}
     details = tuple(
-        _detail(r, k, profilers, located.get(k["name"])) for r, k in detailed[:detail_kernels]
+        _detail(r, k, names, profilers, located.get(k["name"]))
+        for r, k in detailed[:detail_kernels]
     )
     by_name = {k["name"]: k for k in kernels}
     hints = rank_hints(
         [
             _located(
-                cap_at_headroom(_app_hint(h, kernels_of(obj), data, by_name), by_name), located
+                cap_at_headroom(_app_hint(h, kernels_of(obj), data, by_name, names), by_name),
+                located,
             )
             for h, obj in zip(app["hints"], analysis.application.hints, strict=True)
         ]
@@ -538,10 +548,11 @@ def build(
                     profilers,
                     kernels,
                     compute_capability(data["device"]),
+                    names,
                 ),
                 limits=tuple(
                     replace(u, stalls=stalls_of(located.get(u.kernel)))
-                    for u in limiting_units(kernels, profile, located)
+                    for u in limiting_units(kernels, profile, located, names)
                 ),
             )
         ),
@@ -733,6 +744,7 @@ def _verdict(
     profilers: tuple[str, ...] = (),
     kernels: list[Mapping[str, Any]] | None = None,
     cc: float | None = None,
+    names: Mapping[str, str] | None = None,
 ) -> Verdict:
     """The first line: the application's first hint with the GPU time it concerns, and the
     application's potential speedup or what to collect for one."""
@@ -767,7 +779,7 @@ def _verdict(
         if top is not None and top[1] >= HEADROOM_NOTABLE:
             k = top[0]
             reason += (
-                f"; {display_name(k['name'])} ({_pct(k['share_of_gpu_time'])} of GPU time) "
+                f"; {display_name(k['name'], names)} ({_pct(k['share_of_gpu_time'])} of GPU time) "
                 f"has a roofline headroom of {_x(roofline_headroom(k))} and no criterion "
                 "below its threshold"
             )
@@ -791,7 +803,7 @@ def _verdict(
             app.get("potential_speedup") if potential != app.get("potential_speedup") else None
         ),
         headroom_kernel=named[0]["name"] if named else None,
-        headroom_display=display_name(named[0]["name"]) if named else None,
+        headroom_display=display_name(named[0]["name"], names) if named else None,
         headroom_share=named[0]["share_of_gpu_time"] if named else None,
         headroom=roofline_headroom(named[0]) if named else None,
         headroom_gpu=named[1] if named else None,
@@ -864,6 +876,7 @@ def limiting_units(
     kernels: Sequence[Mapping[str, Any]],
     profile: Profile,
     located: Mapping[str, Any] | None = None,
+    names: Mapping[str, str] | None = None,
 ) -> tuple[LimitingUnit, ...]:
     """The limiting unit of the top kernel (by GPU time) and of each kernel over
     :data:`LIMIT_SHARE` of it: the unit of the largest Speed Of Light figure (% of peak) the
@@ -889,11 +902,14 @@ def limiting_units(
             stalls = stalls_of((located or {}).get(k["name"]))
             if stalls:
                 out.append(
-                    LimitingUnit(k["name"], display_name(k["name"]), share, None, None, (), stalls)
+                    LimitingUnit(
+                        k["name"], display_name(k["name"], names), share, None, None, (), stalls
+                    )
                 )
             continue
         unit, frac = max(units, key=lambda u: u[1])  # the first in SPEED_OF_LIGHT on a tie
-        out.append(LimitingUnit(k["name"], display_name(k["name"]), share, unit, frac, units))
+        shown = display_name(k["name"], names)
+        out.append(LimitingUnit(k["name"], shown, share, unit, frac, units))
     return tuple(out)
 
 
@@ -1034,18 +1050,29 @@ def verdict_json(report: Report) -> dict[str, Any]:
 _x = speedup_text
 
 
-def display_name(name: str) -> str:
-    """A kernel's name as the report shows it: demangled, without its return type, shortened
-    (the full name stays in the tooltip and the JSON)."""
-    return compact(readable_name(name))
+def display_name(name: str, names: Mapping[str, str] | None = None) -> str:
+    """A kernel's name as the report shows it: its entry in ``names`` (:func:`display_names`),
+    else demangled, without its return type, shortened (the full name stays in the tooltip and
+    the JSON)."""
+    shown = names.get(name) if names is not None else None
+    return shown if shown is not None else compact(readable_name(name))
 
 
-def _row(rank: int, k: Mapping[str, Any], spread: Spread | None = None) -> KernelRow:
+def display_names(kernels: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Every kernel's display name, distinct kernels reading differently wherever the report
+    names them (:func:`advisor.render.display.distinct_names`: the template arguments in which
+    two names differ, else `` #2``, ``#3`` in the order of ``kernels``, the largest first)."""
+    return distinct_names(k["name"] for k in kernels)
+
+
+def _row(
+    rank: int, k: Mapping[str, Any], names: Mapping[str, str], spread: Spread | None = None
+) -> KernelRow:
     crit = k["criteria"]
     return KernelRow(
         rank=rank,
         name=k["name"],
-        display_name=display_name(k["name"]),
+        display_name=display_name(k["name"], names),
         launches=int(k["launches"]),
         duration_ns=k["duration_ns"],
         share_of_gpu_time=k["share_of_gpu_time"],
@@ -1100,6 +1127,7 @@ def _located(h: HintView, locations: Mapping[str, Mapping[str, Any]]) -> HintVie
 def _detail(
     row: KernelRow,
     k: Mapping[str, Any],
+    names: Mapping[str, str],
     profilers: tuple[str, ...] = (),
     locations: Mapping[str, Any] | None = None,
 ) -> KernelDetail:
@@ -1123,6 +1151,7 @@ def _detail(
                         kernels=(k["name"],),
                         share=k["share_of_gpu_time"],
                         nvidia=estimate(k["ncu_rules"], h["criterion"]),
+                        names=names,
                     ),
                     {k["name"]: k},
                 ),
@@ -1165,14 +1194,15 @@ def _app_hint(
     engine_kernels: tuple[str, ...],
     data: Mapping[str, Any],
     by_name: Mapping[str, Mapping[str, Any]],
+    names: Mapping[str, str] | None = None,
 ) -> HintView:
     """One entry of the application's hints: its kernels (the JSON's ``kernels`` of a grouped
     entry, else the engine's hint's), their combined share, the criterion's range over them and
     NVIDIA's estimates combined over them the way the advisor combines its own."""
-    names = tuple(h.get("kernels") or engine_kernels)
-    if h["kernel"] is None or not names:
-        return _hint(h, _method(data, h))
-    members = [by_name[n] for n in names if n in by_name]
+    concerned = tuple(h.get("kernels") or engine_kernels)
+    if h["kernel"] is None or not concerned:
+        return _hint(h, _method(data, h), names=names)
+    members = [by_name[n] for n in concerned if n in by_name]
     shares = [m["share_of_gpu_time"] for m in members]
     values = [
         own["value"]
@@ -1187,10 +1217,11 @@ def _app_hint(
     return _hint(
         h,
         _method(data, h),
-        kernels=names,
-        share=sum(known) if known and len(known) == len(names) else None,
+        kernels=concerned,
+        share=sum(known) if known and len(known) == len(concerned) else None,
         values=values,
         nvidia=nvidia,
+        names=names,
     )
 
 
@@ -1201,13 +1232,14 @@ def _hint(
     share: float | None = None,
     values: list[float] | None = None,
     nvidia: NvidiaEstimate | None = None,
+    names: Mapping[str, str] | None = None,
 ) -> HintView:
     kernel = h["kernel"]
     values = values or ([] if h["value"] is None else [h["value"]])
     return HintView(
         criterion=h["criterion"],
         kernel=kernel,
-        kernel_display=display_name(kernel) if kernel is not None else None,
+        kernel_display=display_name(kernel, names) if kernel is not None else None,
         title=h["title"],
         value=h["value"],
         threshold=h["threshold"],
@@ -1217,7 +1249,7 @@ def _hint(
         actions=tuple(h["actions"]),
         method=method,
         kernels=kernels,
-        kernels_display=tuple(display_name(k) for k in kernels),
+        kernels_display=tuple(display_name(k, names) for k in kernels),
         share_of_gpu_time=share,
         value_min=min(values) if values else None,
         value_max=max(values) if values else None,

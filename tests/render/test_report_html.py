@@ -22,6 +22,7 @@ from advisor.criteria.engine.analysis import (
     Analysis,
     ApplicationAnalysis,
     CriterionResult,
+    Hint,
     KernelAnalysis,
     Speedups,
     Throughputs,
@@ -283,6 +284,76 @@ def test_long_names_are_shortened_with_full_name_kept() -> None:
     # a mangled name is demangled for display (the JSON keeps it as the profiler wrote it)
     assert report.display_name("_Z6vecAddPdS_S_i").startswith("vecAdd")
     assert len(display.shorten("x" * 300)) == display.DISPLAY_NAME_CHARS
+
+
+def _alike_kernel(name: str, duration_ns: float, total_ns: float) -> KernelAnalysis:
+    """A kernel with one computed criterion below its threshold (so it has a hint and a
+    detail section)."""
+    shmem = CriterionResult(
+        name="SHMEM_EFFICIENCY", status=COMPUTED, value=0.25, speedups=Speedups(4.0, 2.0)
+    )
+    share = duration_ns / total_ns
+    hint = Hint(
+        criterion="SHMEM_EFFICIENCY",
+        kernel=name,
+        value=0.25,
+        threshold=0.8,
+        potential_speedup=2.0,
+        application_speedup=1 / (1 - share / 2),
+        title="shared-memory bank conflicts replay shared accesses",
+        evidence={},
+        actions=("pad the shared array",),
+    )
+    return KernelAnalysis(
+        name=name,
+        launches=10,
+        duration_ns=duration_ns,
+        share_of_gpu_time=share,
+        bound="memory",
+        throughputs=Throughputs(memory_frac=0.5),
+        potential_speedup=2.0,
+        criteria=(shmem,),
+        hints=(hint,),
+    )
+
+
+def test_kernels_whose_short_names_read_alike_are_told_apart_everywhere(samples: Path) -> None:
+    """Two instantiations of one template read alike once shortened (``gemv<…>(float*)``): the
+    HTML names them by the template argument in which they differ, in the kernel table, the
+    detail sections and the hints, and the Markdown and JSON keep telling them apart too."""
+    args = ", ".join(f"Traits{i}<float, int>" for i in range(6))
+    names = [f"void ns::gemv<{args}, {n}, true>(float*)" for n in (7, 6, 5)]
+    profile = parsers.read(samples / "synthetic_ncu_details.csv")
+    total = 600.0
+    times = (300.0, 200.0, 100.0)
+    kernels = tuple(_alike_kernel(n, d, total) for n, d in zip(names, times, strict=True))
+    hostsync = CriterionResult(name="HOSTSYNC", status="not_computable", scope="application")
+    analysis = Analysis(
+        inputs=(),
+        device={"name": None},
+        speedup_form="amdahl",
+        application=ApplicationAnalysis(
+            gpu_time_ns=total,
+            kernels=3,
+            launches=30,
+            hostsync=hostsync,
+            potential_speedup=2.0,
+            kernels_without_estimate=0,
+            hints=(),
+        ),
+        kernels=kernels,
+    )
+    built = report.build(analysis, profile)
+    shown = [r.display_name for r in built.table]
+    assert shown == [f"ns::gemv<…, {n}, …>(…)" for n in (7, 6, 5)]
+    assert [d.row.display_name for d in built.details] == shown
+    assert [h.kernel_display for d in built.details for h in d.hints] == shown
+    page = _parse(render.html(built))
+    assert [cells[1] for cells in page.kernel_rows()] == shown
+    headings = "".join(page.text)
+    assert all(f". {s}" in headings for s in shown)  # each detail section's heading
+    markdown = render.markdown(built)
+    assert all(f"`{s}`" in markdown for s in shown)
 
 
 # --- scaling -----------------------------------------------------------------------------------
