@@ -235,17 +235,25 @@ def _kernel(
 def _at_launch_floor(result: CriterionResult, launch_ns: float | None) -> CriterionResult:
     """``result`` with its potential speedups no larger than the launch floor allows
     (:func:`advisor.criteria.engine.speedups.launch_cap`, Decision L1): a launch of 5 µs cannot
-    run in under 0.4 µs, so no fix of it buys more than 12.5x, and the note says so."""
+    run in under 0.4 µs, so no fix of it buys more than 12.5x, and the note says so.  Where one
+    form's figure is capped and the other's is below the cap (the paper form's 1 / value is the
+    larger), the note names the form capped: a report in the other form shows its figure as
+    it is, and the note does not claim that figure was capped."""
     cap = launch_cap(launch_ns)
     sp = result.speedups
-    if cap is None or all(x is None or x <= cap for x in (sp.paper, sp.amdahl)):
+    forms = [(form, x) for form, x in (("paper", sp.paper), ("amdahl", sp.amdahl)) if x is not None]
+    over = [form for form, x in forms if cap is not None and x > cap]
+    if not over:
         return result
     assert launch_ns is not None
     capped = Speedups(
         paper=capped_at_launch(sp.paper, launch_ns), amdahl=capped_at_launch(sp.amdahl, launch_ns)
     )
+    what = "potential speedup"
+    if len(over) < len(forms):  # the other form's figure is below the cap
+        what = f"the {over[0]} form's {what}"
     note = (
-        f"potential speedup capped at the launch floor: a launch of {launch_ns / 1e3:.3g} µs "
+        f"{what} capped at the launch floor: a launch of {launch_ns / 1e3:.3g} µs "
         f"cannot run in under {MIN_LAUNCH_NS:.0f} ns"
     )
     return replace(result, speedups=capped, notes=(*result.notes, note))

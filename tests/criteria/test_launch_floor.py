@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from advisor import pipeline
+from advisor.criteria import _at_launch_floor
+from advisor.criteria.engine.analysis import COMPUTED, CriterionResult, Speedups
 from advisor.criteria.engine.speedups import (
     MIN_LAUNCH_NS,
     capped_at_launch,
@@ -53,3 +55,27 @@ def test_microsecond_kernels_are_promised_no_launch_under_the_floor(real_profile
     assert run.data["application"]["potential_speedup"] <= max(
         k["duration_ns"] / k["launches"] / MIN_LAUNCH_NS for k in kernels
     )
+
+
+def _floored(paper: float | None, amdahl: float | None) -> CriterionResult:
+    result = CriterionResult(
+        name="SHMEM_EFFICIENCY", status=COMPUTED, value=0.03, speedups=Speedups(paper, amdahl)
+    )
+    return _at_launch_floor(result, 5_000.0)  # a 5 µs launch: capped at 12.5x
+
+
+def test_the_note_names_the_form_capped_when_the_other_is_below_the_cap() -> None:
+    """A report in the Amdahl form shows 1.73x where only the paper form's 1 / value (32x) was
+    capped: its note must not say the figure shown was capped."""
+    only_paper = _floored(32.0, 1.73)
+    assert only_paper.speedups == Speedups(12.5, 1.73)
+    assert only_paper.notes == (
+        "the paper form's potential speedup capped at the launch floor: a launch of 5 µs "
+        "cannot run in under 400 ns",
+    )
+    both = _floored(32.0, 20.0)
+    assert both.speedups == Speedups(12.5, 12.5)
+    assert both.notes[0].startswith("potential speedup capped at the launch floor")
+    alone = _floored(32.0, None)  # the one figure there is was capped
+    assert alone.notes[0].startswith("potential speedup capped at the launch floor")
+    assert _floored(3.0, 1.5).notes == ()  # nothing over the cap: no note
