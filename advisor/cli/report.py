@@ -181,6 +181,9 @@ def report_cmd(
     hints = len(data["application"]["hints"])
     folded = data["application"].get("other_kernels") or {}
     kernels = len(data["kernels"]) + int(folded.get("kernels", 0))  # scored + folded
+    from advisor.render.display import counted  # (loaded by the report's build anyway)
+
+    tally = f"{counted(kernels, 'kernel')}, {counted(hints, 'hint')}"
     built = None  # the Report, built once for the JSON's carried predictions and the pages
     pages = html_path is not None or markdown_path is not None
     if json_path is not None:
@@ -191,7 +194,7 @@ def report_cmd(
         out = {**data, "verdict": verdict_json(built)}
         text = local_paths.hide(pipeline.json_text(out), inputs)  # no local directory
         write_atomic(json_path, text, inputs=inputs)
-        options.say(quiet, f"wrote {json_path}: {kernels} kernels, {hints} hints")
+        options.say(quiet, f"wrote {json_path}: {tally}")
     if sarif_path is not None:
         from advisor.report.sarif import sarif_log
 
@@ -206,7 +209,7 @@ def report_cmd(
         if html_path is not None:
             html = bar.call(f"rendering {html_path}", render.html, built)
             write_atomic(html_path, local_paths.hide(html, inputs), inputs=inputs)
-            options.say(quiet, f"wrote {html_path}: {kernels} kernels, {hints} hints")
+            options.say(quiet, f"wrote {html_path}: {tally}")
         if markdown_path is not None:
             text = bar.call(f"rendering {markdown_path}", render.markdown, built)
             write_atomic(markdown_path, local_paths.hide(text, inputs), inputs=inputs)

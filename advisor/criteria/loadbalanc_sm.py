@@ -103,7 +103,8 @@ def evaluate(kernel: KernelData, ctx: Context) -> CriterionResult:
     if result.computable and ratio is not None and ratio.raw < 1.0:
         blocks = ratio.inputs.get("launch.grid_blocks")
         sms = ratio.inputs.get("device.sm_count")
-        why = f"grid too small: {blocks:g} blocks for {sms:g} SMs" if blocks and sms else ""
+        word = "block" if blocks == 1 else "blocks"
+        why = f"grid too small: {blocks:g} {word} for {sms:g} SMs" if blocks and sms else ""
         return replace(result, variant=GRID_TOO_SMALL, notes=(*result.notes, why))
     return result
 

@@ -107,6 +107,12 @@ def share(value: float | None) -> str:
     return f"{100 * value:.1f}%"
 
 
+def counted(n: int, word: str, plural: str = "") -> str:
+    """``n`` with thousands separators and ``word`` agreeing with it: ``1 kernel``,
+    ``1,154 launches`` (``plural``: the plural when it is not ``word`` + ``s``)."""
+    return f"{n:,} " + (word if n == 1 else plural or f"{word}s")
+
+
 def duration(value_ns: float | None) -> str:
     """A time with the unit its magnitude calls for and three significant digits:
     ``850 ns``, ``5.25 µs``, ``9.58 ms``, ``1.20 s``; ``—`` when unknown."""
@@ -493,6 +499,7 @@ def _tell_apart(names: list[str], limit: int) -> list[str] | None:
 __all__ = [
     "DISPLAY_NAME_CHARS",
     "compact",
+    "counted",
     "demangle",
     "distinct_names",
     "duration",

@@ -5,7 +5,7 @@ idle split, launch delay, the launch-bound hint, the synchronizations and the to
 from __future__ import annotations
 
 from advisor.models import host
-from advisor.render.display import duration, shorten, speedup_text
+from advisor.render.display import counted, duration, shorten, speedup_text
 from advisor.render.markdown import md_code, md_escape
 from advisor.report.build import Report
 from advisor.report.host_view import HostView
@@ -52,7 +52,8 @@ def hostsync_note(h: HostView) -> str:
         )
     text = (
         f"The host runs ahead on this trace: the busiest compute stream (stream {pace.stream}, "
-        f"{pace.kernels:,} kernels) waits {duration(pace.idle.host_wait_ns)} for the host in a "
+        f"{counted(pace.kernels, 'launch', 'launches')}) waits "
+        f"{duration(pace.idle.host_wait_ns)} for the host in a "
         f"{duration(pace.span_ns)} span"
     )
     if pace.launch_delay_median_ns is not None:
@@ -87,7 +88,7 @@ def _communication_lines(h: HostView) -> list[str]:
     share = comm.share_of_gpu_time
     return [
         "",
-        f"**Communication** (NCCL/RCCL kernels, {comm.launches:,} launches"
+        f"**Communication** (NCCL/RCCL kernels, {counted(comm.launches, 'launch', 'launches')}"
         + (f", {_pct(share)} of GPU time" if share is not None else "")
         + f"): {duration(comm.communication_ns)} on the GPU (union over time), "
         f"{_pct(comm.overlap_frac or 0.0)} overlapped with computation kernels, "
@@ -112,7 +113,8 @@ def host_section(report: Report) -> str:
     pace = h.pace
     if pace is not None:
         lines.append(
-            f"Busiest compute stream {pace.stream} ({pace.kernels:,} kernels, "
+            f"Busiest compute stream {pace.stream} "
+            f"({counted(pace.kernels, 'launch', 'launches')}, "
             f"{duration(pace.busy_ns)} busy in a {duration(pace.span_ns)} span), its own gaps: "
             f"host wait {duration(pace.idle.host_wait_ns)}, launch delay "
             f"{duration(pace.idle.launch_delay_ns)}, other {duration(pace.idle.other_ns)}"
@@ -128,7 +130,7 @@ def host_section(report: Report) -> str:
         d = h.launch_delay
         lines.append(
             f"Launch delay (CPU launch → GPU start): median {duration(d.median_ns)}, p95 "
-            f"{duration(d.p95_ns)} over {d.kernels:,} kernels."
+            f"{duration(d.p95_ns)} over {counted(d.kernels, 'launch', 'launches')}."
         )
     lines += _communication_lines(h)
     bound = h.launch_bound

@@ -44,6 +44,7 @@ from typing import Any
 
 from advisor.criteria.engine.hints import THRESHOLDS
 from advisor.render.display import (
+    counted,
     criterion_value,
     demangle,
     distinct_names,
@@ -145,10 +146,6 @@ def _count(n: int) -> str:
     if n < 999_500:
         return f"{n / 1e3:.3g}k"
     return f"{n / 1e6:.3g}M"
-
-
-def _plural(n: int, word: str, plural: str = "") -> str:
-    return f"{n:,} " + (word if n == 1 else plural or f"{word}s")
 
 
 # --- the comment ---------------------------------------------------------------------------------
@@ -400,7 +397,7 @@ def _missing_estimate(view: _View) -> str:
         which = "the kernel" if s.kernels == 1 else f"any of the {s.kernels:,} kernels"
         without = f"no {what} for {which}"
     elif s.kernels_without_estimate:
-        without = f"no estimate for {s.kernels_without_estimate} of {_plural(s.kernels, 'kernel')}"
+        without = f"no estimate for {s.kernels_without_estimate} of {counted(s.kernels, 'kernel')}"
     else:
         without = "no estimate"
     their = "its" if s.kernels == 1 else "their"
@@ -415,8 +412,8 @@ def _facts(view: _View) -> str:
     if not s.kernels:
         return ""
     parts = [
-        f"{duration(s.gpu_time_ns)} of GPU time in {_plural(s.kernels, 'kernel')} "
-        f"({_plural(s.launches, 'launch', 'launches')})"
+        f"{duration(s.gpu_time_ns)} of GPU time in {counted(s.kernels, 'kernel')} "
+        f"({counted(s.launches, 'launch', 'launches')})"
     ]
     v = view.report.verdict
     device = v.device_text if v is not None else (s.device or "not identified")
@@ -637,10 +634,10 @@ def _folded(view: _View, listed: int, brief: bool = False) -> str:
     rest = rows[TOP_KERNELS:]
     unlisted = report.summary.kernels - max(len(rows), min(TOP_KERNELS, len(report.table)))
     if rest:
-        more = f"\n{_plural(unlisted, 'more kernel')} in the HTML report.\n" if unlisted > 0 else ""
-        parts.append(_details(_plural(len(rest), "more kernel"), _table(view, rest) + more))
+        more = f"\n{counted(unlisted, 'more kernel')} in the HTML report.\n" if unlisted > 0 else ""
+        parts.append(_details(counted(len(rest), "more kernel"), _table(view, rest) + more))
     elif unlisted > 0 and not brief:
-        parts.append(f"{_plural(unlisted, 'more kernel')} in the HTML report.\n\n")
+        parts.append(f"{counted(unlisted, 'more kernel')} in the HTML report.\n\n")
     parts.append(_what_to_do(view, brief))
     if rows and view.measured:
         parts.append(_details("Criteria of every kernel (1 = best)", _criteria(view, rows)))
@@ -738,7 +735,7 @@ def _predictions(report: Report) -> str:
             else ""
         )
         lines.append(
-            f"BSP λ = {p.bsp.lam:.4g} fitted to {_plural(len(p.bsp.kernels), 'kernel')}{spread}"
+            f"BSP λ = {p.bsp.lam:.4g} fitted to {counted(len(p.bsp.kernels), 'kernel')}{spread}"
         )
         for o in p.bsp.other_gpus:  # report --predict-gpu (default form, Decisions B1, B2)
             times = ", ".join(
@@ -759,14 +756,14 @@ def _predictions(report: Report) -> str:
         unscaled = "n/a" if a.unscaled_ms is None else duration(a.unscaled_ms * 1e6)
         lines.append(f"BSP of {md_escape(a.kernel)}: {unscaled} at λ = 1")
     if p is not None and p.maxsum is not None:
-        lines.append(f"MAX/SUM for {_plural(len(p.maxsum.kernels), 'described kernel')}")
+        lines.append(f"MAX/SUM for {counted(len(p.maxsum.kernels), 'described kernel')}")
     if rf is not None and rf.points:
-        lines.append(f"roofline of {_plural(len(rf.points), 'kernel')}")
+        lines.append(f"roofline of {counted(len(rf.points), 'kernel')}")
     else:
         lines.append("roofline: no FLOP and DRAM byte counts")
     if report.streams:
         lines.append(
-            f"streams: {_plural(len(report.streams), 'transfer-kernel-transfer sequence')}"
+            f"streams: {counted(len(report.streams), 'transfer-kernel-transfer sequence')}"
         )
     return "\n".join(f"- {line}" for line in lines) + "\n\nCharts and details: the HTML report."
 
@@ -796,7 +793,7 @@ def _collect(view: _View) -> str:
             + "."
         )
     for item in col.items:
-        who = "the application" if not item.kernels else _plural(item.kernels, "kernel")
+        who = "the application" if not item.kernels else counted(item.kernels, "kernel")
         inputs = ", ".join(md_code(m) for m in item.missing[:6]) or "device facts only"
         more = f" and {len(item.missing) - 6} more" if len(item.missing) > 6 else ""
         block = f"**{item.criterion}** ({who}) misses {inputs}{more}"

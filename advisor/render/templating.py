@@ -22,7 +22,7 @@ from pathlib import Path
 
 import jinja2
 
-from advisor.render.display import criterion_value, duration, share, significant
+from advisor.render.display import counted, criterion_value, duration, share, significant
 
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]  # advisor/
 
@@ -89,6 +89,11 @@ def fmt_duration_ms(value_ms: float | None) -> str:
 def fmt_count(value: float | None) -> str:
     """A count with thousands separators (``1,695,983``)."""
     return "n/a" if value is None else f"{int(value):,}"
+
+
+def fmt_counted(value: float | None, word: str, plural: str = "") -> str:
+    """A count and the word agreeing with it (``1 kernel``, ``1,154 launches``)."""
+    return "n/a" if value is None else counted(int(value), word, plural)
 
 
 def fmt_quantity(value: float | None, unit: str = "") -> str:
@@ -166,6 +171,7 @@ FILTERS: dict[str, Callable[..., str]] = {
     "duration": fmt_duration,
     "duration_ms": fmt_duration_ms,
     "count": fmt_count,
+    "counted": fmt_counted,
     "quantity": fmt_quantity,
     "value": fmt_value,
     "criterion": fmt_criterion,

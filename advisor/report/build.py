@@ -41,6 +41,7 @@ from advisor.errors import InputError, UsageError
 from advisor.profile import Profile
 from advisor.render.display import (
     compact,
+    counted,
     criterion_value,
     distinct_names,
     readable_name,
@@ -708,10 +709,14 @@ def _application(
             for c in k["criteria"].values()
             if c["status"] == "computed" and c.get("scope") != "application"
         )
+        criteria = (
+            f"only {counted(computed, 'kernel criterion', 'kernel criteria')} computed"
+            if computed
+            else "no kernel criterion computed"
+        )
         return None, (
             "not computable: no kernel has a roofline headroom (no DRAM or FLOP figures), "
-            f"no timeline for HOSTSYNC and no hint, only {computed} kernel "
-            f"criteri{'on' if computed == 1 else 'a'} computed"
+            f"no timeline for HOSTSYNC and no hint, {criteria}"
         )
     best = max(figures, default=None)
     if engine is None:

@@ -138,7 +138,7 @@ def test_report_draws_its_stages_on_a_terminal(
     code, out, err = report(str(trace), "-o", str(html), "--json", str(js))
     assert code == 0, err
     assert err == ""
-    assert out == f"wrote {js}: 3 kernels, 1 hints\nwrote {html}: 3 kernels, 1 hints\n"
+    assert out == f"wrote {js}: 3 kernels, 1 hint\nwrote {html}: 3 kernels, 1 hint\n"
     size = progress.format_bytes(trace.stat().st_size)
     # steps: parse 1 file, analysis, build, render the HTML = 4 (the synthetic trace: 9 launches)
     assert terminal.getvalue() == (
@@ -170,7 +170,7 @@ def test_report_shows_nothing_when_a_condition_fails(
     assert code == 0, err
     assert err == ""
     assert terminal.getvalue() == ""
-    assert out == ("" if case == "quiet" else f"wrote {js}: 3 kernels, 1 hints\n")
+    assert out == ("" if case == "quiet" else f"wrote {js}: 3 kernels, 1 hint\n")
     assert js.stat().st_size > 0
 
 

@@ -106,6 +106,8 @@ def test_g1_a_grid_smaller_than_the_gpu_is_its_own_hint() -> None:
     hint = next(h for h in analysis.kernels[0].hints if h.criterion == "LOADBALANC_SM")
     assert hint.title.startswith("grid too small") and "SM count" in hint.actions[0]
     assert to_json(analysis)["kernels"][0]["criteria"]["LOADBALANC_SM"]["variant"] == GRID_TOO_SMALL
+    one = criterion(evaluate(_profile([], grid_x=1), DEVICE), "LOADBALANC_SM")
+    assert "grid too small: 1 block for 80 SMs" in one.notes  # the word agrees with its count
 
 
 def test_v1_predicated_off_lanes_count_as_idle() -> None:

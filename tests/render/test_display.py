@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from advisor.render.display import duration
+from advisor.render.display import counted, duration
 
 
 @pytest.mark.parametrize(
@@ -79,3 +79,10 @@ def test_a_speedup_of_100x_or_more_has_no_decimals(value: float | None, text: st
     from advisor.render.display import speedup_text
 
     assert speedup_text(value) == text
+
+
+def test_a_count_and_its_word_agree() -> None:
+    assert counted(1, "kernel") == "1 kernel"
+    assert counted(0, "kernel") == "0 kernels"
+    assert counted(1_154, "launch", "launches") == "1,154 launches"
+    assert counted(1, "launch", "launches") == "1 launch"

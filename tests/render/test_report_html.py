@@ -479,3 +479,32 @@ def test_html_is_identical_across_processes_with_different_hash_seeds(
         assert done.returncode == 0, done.stderr
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1]
+
+
+def test_counts_on_the_page_agree_with_their_words(samples: Path) -> None:
+    """One kernel reads "1 kernel" on the facts card, one launch "1 launch"; a profile of
+    kernel times only says no kernel criterion was computed, not "only 0 kernel criteria"."""
+    name = "void k(float*)"
+    one = _alike_kernel(name, 100.0, 100.0)
+    hostsync = CriterionResult(name="HOSTSYNC", status="not_computable", scope="application")
+    analysis = Analysis(
+        inputs=(),
+        device={"name": None},
+        speedup_form="amdahl",
+        application=ApplicationAnalysis(
+            gpu_time_ns=100.0,
+            kernels=1,
+            launches=1,
+            hostsync=hostsync,
+            potential_speedup=2.0,
+            kernels_without_estimate=0,
+            hints=(),
+        ),
+        kernels=(one,),
+    )
+    profile = parsers.read(samples / "synthetic_ncu_details.csv")
+    text = "".join(_parse(render.html(report.build(analysis, profile))).text)
+    assert "1 kernel, 1 launch" in text and "1 kernels" not in text
+    times_only = _build(samples / "synthetic_nsys_cuda_gpu_kern_sum.csv")
+    assert times_only.verdict.basis.endswith("no kernel criterion computed")
+    assert "only 0" not in render.html(times_only)

@@ -179,3 +179,23 @@ def test_streams_in_order_match_a_sorted_groupby(seed: int) -> None:
     groups = host._streams_in_order(device, stream)
     assert [sorted(rows.tolist()) for rows in groups] == expected
     assert [rows.tolist() for rows in groups] == expected  # each group in row order (stable)
+
+
+def test_host_lines_count_launches_as_launches(tmp_path: Path) -> None:
+    """The busiest stream's and the launch delay's counts are launches (the step has 5 launches
+    of 4 kernels, 3 of the launches on stream 7): the pages say "launches", never "kernels",
+    so they do not read against the facts line's count of kernels."""
+    from advisor.render import report as render
+
+    path = write_trace(tmp_path / "step.json", step_events())
+    built = pipeline.build(pipeline.analyse([str(path)]))
+    assert built.host is not None and built.host.pace is not None
+    on_stream = built.host.pace.kernels
+    assert (on_stream, built.summary.kernels, built.summary.launches) == (3, 4, 5)
+    assert built.host.launch_delay is not None and built.host.launch_delay.kernels == 5
+    markdown = render.markdown(built)
+    assert f"Busiest compute stream 7 ({on_stream} launches, " in markdown
+    assert "over 5 launches." in markdown
+    assert " kernels, " not in markdown.split("Busiest compute stream")[1].split("\n")[0]
+    html = render.html(built)
+    assert f"({on_stream} launches, " in html and "median of 5 launches;" in html
