@@ -425,12 +425,18 @@ def _device_values(view: DeviceView, profile: Profile) -> dict[str, float]:
 
 
 def _device_json(view: DeviceView, values: Mapping[str, float], note: str | None) -> dict[str, Any]:
+    """The device as the JSON gives it; its compute capability is the characterization's, else
+    the one the profile's device table states (an unidentified GPU's ``values`` carry it, and
+    the two fields must not disagree)."""
+    cc = view.compute_capability
+    if cc is None and "device.compute_capability" in values:
+        cc = f"{values['device.compute_capability']:.1f}"
     return {
         "name": view.name,
         "identified": view.name is not None,
         "source": view.source or None,
         "measured": view.measured,
-        "compute_capability": view.compute_capability,
+        "compute_capability": cc,
         "values": dict(sorted(values.items())),
         "latencies_cycles": dict(sorted(view.latencies_cycles.items())),
         "characterization": (

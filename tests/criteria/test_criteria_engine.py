@@ -389,3 +389,19 @@ def test_json_has_no_nan_and_the_documented_layout() -> None:
 def test_bad_speedup_form_is_rejected() -> None:
     with pytest.raises(ValueError, match="speedup form"):
         evaluate(make_profile(), speedup_form="other")
+
+
+def test_an_unidentified_gpu_keeps_the_compute_capability_its_profile_states() -> None:
+    """No characterization (the GPU is not named): the JSON's compute capability is the one
+    the profile's device table states, the same as the device.compute_capability value, never
+    null beside it."""
+    device = {"device_id": 0, "compute_capability": "12.0", "sm_count": 170}
+    data = to_json(evaluate(make_profile([launch(0, 1000.0)], [], devices=[device])))
+    assert data["device"]["identified"] is False
+    assert data["device"]["values"]["device.compute_capability"] == 12.0
+    assert data["device"]["compute_capability"] == "12.0"
+    nothing = to_json(evaluate(make_profile([launch(0, 1000.0)], [])))["device"]
+    assert nothing["compute_capability"] is None
+    assert "device.compute_capability" not in nothing["values"]
+    named = to_json(evaluate(make_profile([launch(0, 1000.0)], [], devices=[device]), DEVICE))
+    assert named["device"]["compute_capability"] == "7.0"  # the characterization's comes first
