@@ -162,7 +162,11 @@ def evaluate(
         speedup_form=speedup_form,
         application=_application(analyses, app_results, total_ns, speedup_form, folded),
         kernels=tuple(analyses),
-        notes=(*_notes(view), *_dropped_rows(profile), *_folded_note(folded, total_ns)),
+        notes=(
+            *_notes(view, device_note),
+            *_dropped_rows(profile),
+            *_folded_note(folded, total_ns),
+        ),
     )
 
 
@@ -459,12 +463,14 @@ def _input(provenance: Any) -> dict[str, Any]:
     }
 
 
-def _notes(view: DeviceView) -> tuple[str, ...]:
+def _notes(view: DeviceView, device_note: str | None = None) -> tuple[str, ...]:
+    """The analysis' general notes; that the device was not identified only where no
+    ``device_note`` (the device's own ``note``, which says why and what to pass) says it."""
     notes = [
         "criteria are in [0, 1], 1 = best; launches of a kernel are aggregated weighted by "
         "duration; a criterion without its inputs is not computable (never 0 or 1)",
     ]
-    if view.name is None:
+    if view.name is None and device_note is None:
         notes.append(
             "the device was not identified: peak bandwidth, latencies and limits come only "
             "from the profile; pass --device NAME or a characterization file"

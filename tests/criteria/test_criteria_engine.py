@@ -405,3 +405,15 @@ def test_an_unidentified_gpu_keeps_the_compute_capability_its_profile_states() -
     assert "device.compute_capability" not in nothing["values"]
     named = to_json(evaluate(make_profile([launch(0, 1000.0)], [], devices=[device]), DEVICE))
     assert named["device"]["compute_capability"] == "7.0"  # the characterization's comes first
+
+
+def test_an_unidentified_gpu_is_said_once() -> None:
+    """The device's own note (why it was not identified, what to pass) and the general notes
+    do not both say it: the pages listed the two one after the other."""
+    profile = make_profile([launch(0, 1000.0)], [])
+    why = "device not identified (hand.csv does not name its GPU); inputs are missing"
+    said = to_json(evaluate(profile, device_note=why))
+    assert said["device"]["note"] == why
+    assert not any("not identified" in n for n in said["notes"])
+    unsaid = to_json(evaluate(profile))  # no device note: the general note says it
+    assert any(n.startswith("the device was not identified") for n in unsaid["notes"])
