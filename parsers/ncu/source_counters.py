@@ -18,10 +18,11 @@ the kernels it shows only.
 Columns of :func:`read_instructions` (one row per PC that has a value in any counter below):
 
 * ``function`` (the kernel's name for PCs of its entry function, ``function@0x<start>`` for a
-  called function that was not inlined), ``pc_offset`` (bytes from the start of that function,
-  as the Source page prints it), ``sass`` (the disassembled instruction), ``opcode`` (its first
-  word after any predicate, e.g. ``LDG.E.128``), ``file`` and ``line`` (``""`` and 0 without
-  line info);
+  called function that was not inlined, ``function@0x<pc>`` with offset 0 for a PC before
+  every function the launch lists: sampled code outside them, whose start is not known),
+  ``pc_offset`` (bytes from the start of that function, as the Source page prints it),
+  ``sass`` (the disassembled instruction), ``opcode`` (its first word after any predicate,
+  e.g. ``LDG.E.128``), ``file`` and ``line`` (``""`` and 0 without line info);
 * the additive counters of :data:`COUNTERS`, 0 where the report has no value for that PC;
 * the enumerations ``memory_access_size_type`` and ``memory_type`` as the report encodes them
   (codes, not decoded; -1 where absent);
@@ -286,7 +287,7 @@ def instructions_from(
     for pc in pcs:
         start = _start_of(pc, starts)
         index = starts.index(start) if start in starts else -1
-        functions.append(kernel if index <= 0 else f"function@{start:#x}")
+        functions.append(kernel if index == 0 or not starts else f"function@{start:#x}")
         offsets.append(pc - start)
         file, line = code.place(pc, raw.where.get(pc, ("", 0)), action, launch)
         files.append(file)
@@ -462,10 +463,11 @@ def column_sum(rows: pd.DataFrame, column: str) -> float:
 
 
 def _start_of(pc: int, starts: list[int]) -> int:
-    """The start of the function holding ``pc``: the greatest start not after it (the lowest
-    PC of the launch's functions when the list is empty or all starts are after it)."""
+    """The start of the function holding ``pc``: the greatest start not after it; ``pc`` itself
+    when the list is empty or every start is after it (code outside the launch's functions,
+    named by its own address: an offset from a later function's start would be negative)."""
     before = [s for s in starts if s <= pc]
-    return max(before) if before else (min(starts) if starts else pc)
+    return max(before) if before else pc
 
 
 #: loaded reports by path, newest last (at most :data:`KEEP` kept)

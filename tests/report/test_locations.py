@@ -445,3 +445,24 @@ def test_the_published_schema_refuses_a_broken_log() -> None:
     log["runs"][0]["results"][0]["level"] = "fatal"
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.Draft4Validator(schema).validate(log)
+
+
+def test_a_pc_before_every_function_is_named_by_its_address_never_a_negative_offset() -> None:
+    """PC sampling can land in code outside the launch's functions, below all of them (a report
+    of a GTX 1660 SUPER has stalls there): such a PC is ``function@0x<pc>`` at offset 0, not
+    the kernel at ``+-0xe1110``; a PC of the kernel's function and one of a called function
+    keep their offsets from their function's start."""
+    from advisor import ncu_read
+
+    pcs = (0x800, 0x1010, 0x2020)
+    raw = ncu_read.RawInstructions(
+        metrics={"inst_executed": ncu_read.RawMetricInstances(6.0, pcs, (1.0, 2.0, 3.0))},
+        starts=(0x1000, 0x2000),
+        where={},
+        sources={},
+    )
+    rows = source_counters.instructions_from(raw, "k(int)", source_counters.Code(), False).rows
+    assert list(rows["function"]) == ["function@0x800", "k(int)", "function@0x2000"]
+    assert list(rows["pc_offset"]) == [0, 0x10, 0x20]
+    places = [locations.place(rows.iloc[i], "")["location"] for i in range(len(rows))]
+    assert places == ["function@0x800+0x0000", "k(int)+0x0010", "function@0x2000+0x0020"]
