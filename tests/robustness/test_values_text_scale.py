@@ -283,7 +283,7 @@ def test_the_wrote_line_counts_folded_kernels_too(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     code, stdout, stderr = run("report", str(path), "--json", str(out))
     assert code == 0, stderr
-    assert f"wrote {out}: {names} kernels" in stdout
+    assert f"wrote {out}: {names:,} kernels" in stdout
     data = json.loads(out.read_text())
     assert len(data["kernels"]) == KERNELS_MAX
     assert data["application"]["other_kernels"]["kernels"] == names - KERNELS_MAX
