@@ -286,6 +286,27 @@ def test_long_names_are_shortened_with_full_name_kept() -> None:
     assert len(display.shorten("x" * 300)) == display.DISPLAY_NAME_CHARS
 
 
+def _analysis(kernels: tuple[KernelAnalysis, ...], gpu_time_ns: float, launches: int) -> Analysis:
+    """An analysis of ``kernels`` on an unnamed device, without a timeline (HOSTSYNC not
+    computable), with the application figure 2x."""
+    hostsync = CriterionResult(name="HOSTSYNC", status="not_computable", scope="application")
+    return Analysis(
+        inputs=(),
+        device={"name": None},
+        speedup_form="amdahl",
+        application=ApplicationAnalysis(
+            gpu_time_ns=gpu_time_ns,
+            kernels=len(kernels),
+            launches=launches,
+            hostsync=hostsync,
+            potential_speedup=2.0,
+            kernels_without_estimate=0,
+            hints=(),
+        ),
+        kernels=kernels,
+    )
+
+
 def _alike_kernel(name: str, duration_ns: float, total_ns: float) -> KernelAnalysis:
     """A kernel with one computed criterion below its threshold (so it has a hint and a
     detail section)."""
@@ -327,22 +348,7 @@ def test_kernels_whose_short_names_read_alike_are_told_apart_everywhere(samples:
     total = 600.0
     times = (300.0, 200.0, 100.0)
     kernels = tuple(_alike_kernel(n, d, total) for n, d in zip(names, times, strict=True))
-    hostsync = CriterionResult(name="HOSTSYNC", status="not_computable", scope="application")
-    analysis = Analysis(
-        inputs=(),
-        device={"name": None},
-        speedup_form="amdahl",
-        application=ApplicationAnalysis(
-            gpu_time_ns=total,
-            kernels=3,
-            launches=30,
-            hostsync=hostsync,
-            potential_speedup=2.0,
-            kernels_without_estimate=0,
-            hints=(),
-        ),
-        kernels=kernels,
-    )
+    analysis = _analysis(kernels, total, 30)
     built = report.build(analysis, profile)
     shown = [r.display_name for r in built.table]
     assert shown == [f"ns::gemv<…, {n}, …>(…)" for n in (7, 6, 5)]
@@ -381,22 +387,7 @@ def test_ten_thousand_kernels_give_a_bounded_report(samples: Path) -> None:
     n = 10_000
     base = _synthetic_report(samples)
     profile = parsers.read(samples / "synthetic_ncu_details.csv")
-    hostsync = CriterionResult(name="HOSTSYNC", status="not_computable", scope="application")
-    analysis = Analysis(
-        inputs=(),
-        device={"name": None},
-        speedup_form="amdahl",
-        application=ApplicationAnalysis(
-            gpu_time_ns=float(n * (n + 1) / 2),
-            kernels=n,
-            launches=n,
-            hostsync=hostsync,
-            potential_speedup=2.0,
-            kernels_without_estimate=0,
-            hints=(),
-        ),
-        kernels=tuple(_kernel(i, n) for i in range(n)),
-    )
+    analysis = _analysis(tuple(_kernel(i, n) for i in range(n)), float(n * (n + 1) / 2), n)
     built = report.build(analysis, profile)
     assert len(built.details) == report.DETAIL_KERNELS
     assert len(built.table) == report.DETAIL_KERNELS + report.TABLE_KERNELS
@@ -485,23 +476,7 @@ def test_counts_on_the_page_agree_with_their_words(samples: Path) -> None:
     """One kernel reads "1 kernel" on the facts card, one launch "1 launch"; a profile of
     kernel times only says no kernel criterion was computed, not "only 0 kernel criteria"."""
     name = "void k(float*)"
-    one = _alike_kernel(name, 100.0, 100.0)
-    hostsync = CriterionResult(name="HOSTSYNC", status="not_computable", scope="application")
-    analysis = Analysis(
-        inputs=(),
-        device={"name": None},
-        speedup_form="amdahl",
-        application=ApplicationAnalysis(
-            gpu_time_ns=100.0,
-            kernels=1,
-            launches=1,
-            hostsync=hostsync,
-            potential_speedup=2.0,
-            kernels_without_estimate=0,
-            hints=(),
-        ),
-        kernels=(one,),
-    )
+    analysis = _analysis((_alike_kernel(name, 100.0, 100.0),), 100.0, 1)
     profile = parsers.read(samples / "synthetic_ncu_details.csv")
     text = "".join(_parse(render.html(report.build(analysis, profile))).text)
     assert "1 kernel, 1 launch" in text and "1 kernels" not in text
