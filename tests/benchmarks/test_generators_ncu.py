@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import parsers
+from tests.generated import ncu_page
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import gen_ncu
@@ -16,9 +17,7 @@ import gen_ncu
 
 @pytest.fixture(scope="module")
 def raw_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("gen") / "raw.csv"
-    gen_ncu.write_ncu_raw(path, 40, seed=3)
-    return path
+    return ncu_page(tmp_path_factory, "raw", 40, seed=3)
 
 
 def test_layout_matches_the_raw_page(raw_page: Path) -> None:

@@ -17,9 +17,9 @@ from click.testing import CliRunner
 from advisor import readahead
 from advisor.cli import main
 from parsers.source import read_bytes
+from tests.generated import ncu_page
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import gen_ncu
 import gen_nvprof
 
 
@@ -33,9 +33,7 @@ def _small_pages(monkeypatch: pytest.MonkeyPatch) -> object:
 
 @pytest.fixture(scope="module")
 def details(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("ahead") / "details.csv"
-    gen_ncu.write_ncu_details(path, 3000, seed=5)
-    return path
+    return ncu_page(tmp_path_factory, "details", 3000, seed=5)
 
 
 def test_a_page_is_read_ahead_and_its_bytes_taken_once(details: Path) -> None:

@@ -9,7 +9,6 @@ computation per report build, and no profile kept alive by the memo.
 from __future__ import annotations
 
 import gc
-import sys
 import weakref
 from pathlib import Path
 from typing import Any
@@ -19,16 +18,12 @@ import pytest
 from advisor import pipeline
 from advisor.models.bsp import profile as bsp_profile
 from advisor.report import predictions, roofline
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import gen_ncu
+from tests.generated import ncu_page
 
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("raw") / "raw.csv"
-    gen_ncu.write_ncu_raw(path, 200, seed=7)
-    return path
+    return ncu_page(tmp_path_factory, "raw", 200, seed=7)
 
 
 def test_the_means_are_the_models_own(page: Path) -> None:
