@@ -109,8 +109,12 @@ def share(value: float | None) -> str:
 
 def counted(n: int, word: str, plural: str = "") -> str:
     """``n`` with thousands separators and ``word`` agreeing with it: ``1 kernel``,
-    ``1,154 launches`` (``plural``: the plural when it is not ``word`` + ``s``)."""
-    return f"{n:,} " + (word if n == 1 else plural or f"{word}s")
+    ``1,154 launches`` (``plural``: the plural when it is not ``word`` + ``s``, or + ``es``
+    after ``s``, ``x``, ``ch``, ``sh``)."""
+    if n == 1:
+        return f"{n:,} {word}"
+    suffix = "es" if word.endswith(("s", "x", "ch", "sh")) else "s"
+    return f"{n:,} {plural or word + suffix}"
 
 
 def duration(value_ns: float | None) -> str:

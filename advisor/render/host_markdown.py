@@ -52,7 +52,7 @@ def hostsync_note(h: HostView) -> str:
         )
     text = (
         f"The host runs ahead on this trace: the busiest compute stream (stream {pace.stream}, "
-        f"{counted(pace.kernels, 'launch', 'launches')}) waits "
+        f"{counted(pace.kernels, 'launch')}) waits "
         f"{duration(pace.idle.host_wait_ns)} for the host in a "
         f"{duration(pace.span_ns)} span"
     )
@@ -88,7 +88,7 @@ def _communication_lines(h: HostView) -> list[str]:
     share = comm.share_of_gpu_time
     return [
         "",
-        f"**Communication** (NCCL/RCCL kernels, {counted(comm.launches, 'launch', 'launches')}"
+        f"**Communication** (NCCL/RCCL kernels, {counted(comm.launches, 'launch')}"
         + (f", {_pct(share)} of GPU time" if share is not None else "")
         + f"): {duration(comm.communication_ns)} on the GPU (union over time), "
         f"{_pct(comm.overlap_frac or 0.0)} overlapped with computation kernels, "
@@ -114,7 +114,7 @@ def host_section(report: Report) -> str:
     if pace is not None:
         lines.append(
             f"Busiest compute stream {pace.stream} "
-            f"({counted(pace.kernels, 'launch', 'launches')}, "
+            f"({counted(pace.kernels, 'launch')}, "
             f"{duration(pace.busy_ns)} busy in a {duration(pace.span_ns)} span), its own gaps: "
             f"host wait {duration(pace.idle.host_wait_ns)}, launch delay "
             f"{duration(pace.idle.launch_delay_ns)}, other {duration(pace.idle.other_ns)}"
@@ -130,7 +130,7 @@ def host_section(report: Report) -> str:
         d = h.launch_delay
         lines.append(
             f"Launch delay (CPU launch → GPU start): median {duration(d.median_ns)}, p95 "
-            f"{duration(d.p95_ns)} over {counted(d.kernels, 'launch', 'launches')}."
+            f"{duration(d.p95_ns)} over {counted(d.kernels, 'launch')}."
         )
     lines += _communication_lines(h)
     bound = h.launch_bound

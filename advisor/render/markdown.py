@@ -413,7 +413,7 @@ def _facts(view: _View) -> str:
         return ""
     parts = [
         f"{duration(s.gpu_time_ns)} of GPU time in {counted(s.kernels, 'kernel')} "
-        f"({counted(s.launches, 'launch', 'launches')})"
+        f"({counted(s.launches, 'launch')})"
     ]
     v = view.report.verdict
     device = v.device_text if v is not None else (s.device or "not identified")

@@ -375,7 +375,7 @@ class Verdict:
             f"{u.display} ({_pct(u.share)} of GPU time): {u.text}" for u in self.shown_limits
         )
         more = self.limits_more
-        return text + (f"; {more} more hot {_kernels_word(more)}" if more else "")
+        return text + (f"; {counted(more, 'more hot kernel')}" if more else "")
 
     @property
     def fix_speedup(self) -> float | None:
@@ -931,10 +931,6 @@ def lead_with_limit(v: Verdict) -> Verdict:
     if not hot:
         return v
     return replace(v, kind="limit", limit=max(hot, key=lambda u: u.share))
-
-
-def _kernels_word(n: int) -> str:
-    return "kernel" if n == 1 else "kernels"
 
 
 def _limits_json(v: Verdict) -> list[dict[str, Any]]:

@@ -86,3 +86,4 @@ def test_a_count_and_its_word_agree() -> None:
     assert counted(0, "kernel") == "0 kernels"
     assert counted(1_154, "launch", "launches") == "1,154 launches"
     assert counted(1, "launch", "launches") == "1 launch"
+    assert counted(2, "launch") == "2 launches"  # + es after ch, s, sh, x
